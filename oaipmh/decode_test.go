@@ -1,0 +1,298 @@
+package oaipmh
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func decodeBytes(t testing.TB, b []byte) (*response, []*Record, []*Header, error) {
+	t.Helper()
+	var recs []*Record
+	var hdrs []*Header
+	resp, err := newDecoder(bytes.NewReader(b), 1<<20).decode(handlers{
+		record: func(r *Record) error { recs = append(recs, r); return nil },
+		header: func(h *Header) error { hdrs = append(hdrs, h); return nil },
+	})
+	return resp, recs, hdrs, err
+}
+
+// TestNamespacesFromAncestors: declarations on the root, the list element, the
+// record and <metadata> all reach the standalone document, in that order; the
+// element's own declarations are not repeated, and an inner redeclaration wins.
+func TestNamespacesFromAncestors(t *testing.T) {
+	doc := `<?xml version="1.0"?>
+<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:x="urn:root-x">
+<responseDate>2024-01-02T03:04:05Z</responseDate>
+<ListRecords xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/">
+ <record xmlns:x="urn:record-x">
+  <header><identifier>oai:a:1</identifier><datestamp>2024-01-01</datestamp><setSpec>a:b</setSpec></header>
+  <metadata xmlns:jp="urn:jp">
+   <oai_dc:dc xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><dc:title x:lang="ja">T &amp; U</dc:title><jp:n/></oai_dc:dc>
+  </metadata>
+ </record>
+ <record><header><identifier>oai:a:2</identifier><datestamp>2024-01-01</datestamp></header>
+  <metadata><dc:dc xmlns:dc="urn:own">x</dc:dc></metadata></record>
+ <resumptionToken cursor="0" completeListSize="9">tok+/=</resumptionToken>
+</ListRecords>
+</OAI-PMH>`
+	resp, recs, _, err := decodeBytes(t, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records", len(recs))
+	}
+	want := `<oai_dc:dc xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:x="urn:record-x" xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:jp="urn:jp" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><dc:title x:lang="ja">T &amp; U</dc:title><jp:n/></oai_dc:dc>`
+	if got := string(recs[0].Metadata); got != want {
+		t.Errorf("standalone metadata\n got %s\nwant %s", got, want)
+	}
+	if recs[0].MetadataNamespace != "http://www.openarchives.org/OAI/2.0/oai_dc/" {
+		t.Errorf("namespace %q", recs[0].MetadataNamespace)
+	}
+	if got := string(recs[1].Metadata); !strings.HasPrefix(got, `<dc:dc xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:x="urn:root-x" xmlns:oai_dc=`) || strings.Count(got, "xmlns:dc=") != 1 {
+		t.Errorf("own prefix must not be repeated: %s", got)
+	}
+	if h := recs[0].Header; h.Identifier != "oai:a:1" || h.Datestamp.Format("2006-01-02") != "2024-01-01" || len(h.SetSpecs) != 1 || h.SetSpecs[0] != "a:b" {
+		t.Errorf("header %+v", h)
+	}
+	if resp.token == nil || resp.token.Value != "tok+/=" || resp.token.CompleteListSize != 9 || resp.token.Cursor != 0 {
+		t.Errorf("token %+v", resp.token)
+	}
+	// Every standalone document parses on its own with the same element namespaces.
+	for _, r := range recs {
+		assertStandalone(t, r.Metadata)
+	}
+}
+
+func assertStandalone(t *testing.T, b []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("standalone document does not parse: %v\n%s", err, b)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Space == "" {
+			t.Errorf("element %s has no namespace in standalone form", se.Name.Local)
+		}
+	}
+}
+
+var (
+	reRecord = regexp.MustCompile(`<(oai:)?record[ >]`)
+	reHeader = regexp.MustCompile(`<(oai:)?header[ >]`)
+)
+
+// TestCorpus decodes real responses: counts must match the document, every record
+// with metadata must become a standalone document, and broken pages must fail with
+// a FormatError that shows the first bytes.
+func TestCorpus(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*")
+	if len(files) < 20 {
+		t.Fatalf("corpus missing: %d files", len(files))
+	}
+	broken := map[string]string{
+		"sickle__ListRecordsBroken.xml":                         "text before the root element",
+		"krikri__indiana-dl__ListRecords-deleted-MALFORMED.xml": "closed by </request>",
+		"scythe__httpbun__Identify-html.html":                   "root element is <html>",
+		"pyoai__broken-undefined-entity__Identify.xml":          "malformed XML",
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, recs, hdrs, err := decodeBytes(t, b)
+			if want, ok := broken[name]; ok {
+				var fe *FormatError
+				if !errors.As(err, &fe) || !strings.Contains(err.Error(), want) || fe.Snippet == "" {
+					t.Fatalf("want FormatError containing %q, got %v", want, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != len(reRecord.FindAll(b, -1)) {
+				t.Errorf("records: decoded %d, document has %d", len(recs), len(reRecord.FindAll(b, -1)))
+			}
+			if len(recs) == 0 && len(hdrs) != len(reHeader.FindAll(b, -1)) {
+				t.Errorf("headers: decoded %d, document has %d", len(hdrs), len(reHeader.FindAll(b, -1)))
+			}
+			for _, r := range recs {
+				if r.Header.Deleted {
+					if r.Metadata != nil {
+						t.Errorf("%s: deleted record kept metadata", r.Header.Identifier)
+					}
+					continue
+				}
+				if r.Metadata != nil {
+					assertStandaloneParses(t, r.Metadata)
+				}
+			}
+			_ = resp
+		})
+	}
+}
+
+func assertStandaloneParses(t *testing.T, b []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("standalone document does not parse: %v\n%.300s", err, b)
+		}
+	}
+}
+
+func TestCorpusDetails(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// WEKO3: the jpcoar namespace is bound both to a prefix and as default.
+	_, recs, _, err := decodeBytes(t, read("jpcoar-validator__tsukuba-weko3__GetRecord-jpcoar_2.0.xml"))
+	if err != nil || len(recs) != 1 {
+		t.Fatal(err)
+	}
+	if recs[0].MetadataNamespace != "https://github.com/JPCOAR/schema/blob/master/2.0/" || recs[0].Header.SetSpecs[0] != "3:62:1722555831928" {
+		t.Errorf("%q %v", recs[0].MetadataNamespace, recs[0].Header.SetSpecs)
+	}
+	// BnF Gallica: dc and oai_dc are declared only on the OAI-PMH root.
+	_, recs, _, _ = decodeBytes(t, read("phpoaipmh__bnf-gallica__ListRecords.xml"))
+	if m := string(recs[0].Metadata); !strings.Contains(m, `xmlns:dc="http://purl.org/dc/elements/1.1/"`) || !strings.Contains(m, `xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/"`) {
+		t.Errorf("ancestor namespaces lost: %.200s", m)
+	}
+	assertStandalone(t, recs[0].Metadata)
+	if recs[0].Header.Identifier != "oai:bnf.fr:gallica/ark:/12148/bpt6k5440618t" {
+		t.Errorf("id %q", recs[0].Header.Identifier)
+	}
+	// A header without identifier decodes with an empty identifier; the caller skips it.
+	_, recs, _, _ = decodeBytes(t, read("sickle__ListRecords4.xml"))
+	if recs[0].Header.Identifier != "" || !recs[0].Header.Deleted {
+		t.Errorf("%+v", recs[0].Header)
+	}
+	// Two error elements in one response.
+	resp, _, _, err := decodeBytes(t, read("weko-document__weko3__error-badArgument-two-errors.xml"))
+	if err != nil || len(resp.errs) != 2 || resp.errs[0].Code != BadArgument {
+		t.Errorf("%v %v", err, resp.errs)
+	}
+	// Zenodo's non-conforming deleted record with metadata: deleted wins.
+	_, recs, _, _ = decodeBytes(t, read("scythe__zenodo__ListRecords-resumed-deleted-with-metadata.xml"))
+	n := 0
+	for _, r := range recs {
+		if r.Header.Deleted {
+			n++
+			if r.Metadata != nil {
+				t.Error("deleted record kept metadata")
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("deleted: %d", n)
+	}
+	// No completeListSize on the token.
+	resp, _, _, _ = decodeBytes(t, read("krikri__huygens__ListRecords-token-no-completeListSize.xml"))
+	if resp.token == nil || resp.token.CompleteListSize != -1 || resp.token.Cursor != 1 || resp.token.Value == "" {
+		t.Errorf("%+v", resp.token)
+	}
+	// Empty self-closing token on the last page.
+	resp, _, hdrs, _ := decodeBytes(t, read("phpoaipmh__nsdl__ListIdentifiers_page4.xml"))
+	if resp.token == nil || resp.token.Value != "" || resp.token.CompleteListSize != 733 || len(hdrs) != 133 {
+		t.Errorf("%+v %d", resp.token, len(hdrs))
+	}
+}
+
+func TestControlCharactersStripped(t *testing.T) {
+	doc := "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\"><ListRecords><record><header><identifier>oai:x:1</identifier><datestamp>2020-01-01</datestamp></header><metadata><t xmlns=\"urn:t\">a\x01b\x0bc\x1f</t></metadata></record></ListRecords></OAI-PMH>"
+	resp, recs, _, err := decodeBytes(t, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.stripped != 3 || string(recs[0].Metadata) != `<t xmlns="urn:t">abc</t>` {
+		t.Errorf("stripped=%d metadata=%q", resp.stripped, recs[0].Metadata)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	cases := []struct{ name, doc, want string }{
+		{"html", "<!DOCTYPE html><html><body>Login</body></html>", "root element is <html>"},
+		{"plain text", "Service temporarily down", "text before the root element"},
+		{"empty", "", "empty body"},
+		{"wrong namespace", `<OAI-PMH xmlns="urn:other"/>`, "namespace"},
+		{"truncated", `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><ListRecords><record>`, "unexpected EOF"},
+		{"mismatch", `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><ListRecords></record></ListRecords></OAI-PMH>`, "closed by </record>"},
+		{"illegal char ref", `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><ListRecords>&#1;</ListRecords></OAI-PMH>`, "illegal character"},
+		{"latin1", `<?xml version="1.0" encoding="ISO-8859-1"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"/>`, "requires UTF-8"},
+		{"garbage after root", `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"></OAI-PMH><x/>`, "after the root"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, _, err := decodeBytes(t, []byte(c.doc))
+			var fe *FormatError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want FormatError with %q, got %v", c.want, err)
+			}
+		})
+	}
+}
+
+func TestRecordTooLarge(t *testing.T) {
+	big := strings.Repeat("x", 5000)
+	doc := `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><ListRecords><record><header><identifier>i</identifier><datestamp>2020-01-01</datestamp></header><metadata><t xmlns="urn:t">` + big + `</t></metadata></record></ListRecords></OAI-PMH>`
+	_, err := newDecoder(strings.NewReader(doc), 1000).decode(handlers{record: func(*Record) error { return nil }})
+	if err == nil || !strings.Contains(err.Error(), "record size limit") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// FuzzDecode: the decoder never panics, and whatever it accepts as metadata is a
+// well-formed standalone document.
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.xml")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err == nil && len(b) < 64<<10 {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = newDecoder(bytes.NewReader(b), 1<<20).decode(handlers{
+			record: func(r *Record) error {
+				if r.Metadata != nil {
+					d := xml.NewDecoder(bytes.NewReader(r.Metadata))
+					for {
+						_, err := d.Token()
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							t.Fatalf("accepted metadata is not well-formed: %v\n%q", err, r.Metadata)
+						}
+					}
+				}
+				return nil
+			},
+			header: func(*Header) error { return nil },
+		})
+	})
+}
