@@ -1,0 +1,446 @@
+// Package store keeps rsbridge's state in Badger: the current state and bytes of
+// every harvested record, the append-only change events, set membership, harvest
+// checkpoints and repository descriptions. It is the only package that imports
+// Badger.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Options configure Open.
+type Options struct {
+	Dir        string // data directory; ignored when InMemory
+	InMemory   bool   // for tests
+	SyncWrites bool   // fsync every commit (survives power loss, not only process crashes)
+	GCInterval time.Duration
+	Logger     *slog.Logger
+	Now        func() time.Time // event clock; tests replace it
+	// MemTableSize bounds Badger's memtable and so the largest transaction
+	// (default 32 MiB); tests make it small to exercise transaction splitting.
+	MemTableSize int64
+}
+
+// DB is an open store. Close it to stop the value-log GC and release the lock.
+type DB struct {
+	bdb  *badger.DB
+	lock *os.File
+	log  *slog.Logger
+	now  func() time.Time
+	dir  string
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// ErrLocked reports a data directory held by another process.
+var ErrLocked = errors.New("data directory is in use by another rsbridge process")
+
+// Open opens (creating if needed) the store. A directory already held by a running
+// rsbridge gives a one-line error wrapping ErrLocked.
+func Open(opts Options) (*DB, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	db := &DB{log: opts.Logger, now: opts.Now, dir: opts.Dir, stop: make(chan struct{})}
+	bo := badger.DefaultOptions(opts.Dir)
+	if opts.InMemory {
+		bo = badger.DefaultOptions("").WithInMemory(true)
+	} else {
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("data dir %s: %w", opts.Dir, err)
+		}
+		lock, err := lockDir(opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		db.lock = lock
+	}
+	memTable := opts.MemTableSize
+	if memTable <= 0 {
+		memTable = 32 << 20
+	}
+	bo = bo.WithLogger(badgerLogger{opts.Logger.With("component", "badger")}).
+		WithSyncWrites(opts.SyncWrites).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(memTable).
+		WithNumMemtables(3).
+		WithBlockCacheSize(32 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithValueLogFileSize(256 << 20).
+		WithMetricsEnabled(false)
+	if !opts.InMemory {
+		// Metadata bytes go to the value log, keeping the LSM tree small so list
+		// scans over record states stay fast. (In memory there is no value log.)
+		bo = bo.WithValueThreshold(1 << 10)
+	}
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		db.unlock()
+		return nil, fmt.Errorf("open store in %s: %w", opts.Dir, err)
+	}
+	db.bdb = bdb
+	if !opts.InMemory && opts.GCInterval > 0 {
+		db.wg.Add(1)
+		go db.gcLoop(opts.GCInterval)
+	}
+	return db, nil
+}
+
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "rsbridge.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid := make([]byte, 32)
+		n, _ := f.ReadAt(pid, 0)
+		f.Close()
+		holder := strings.TrimSpace(string(pid[:n]))
+		if holder == "" {
+			holder = "unknown"
+		}
+		return nil, fmt.Errorf("%w: %s (pid %s); stop that process or set another data_dir", ErrLocked, dir, holder)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return f, nil
+}
+
+func (db *DB) unlock() {
+	if db.lock != nil {
+		syscall.Flock(int(db.lock.Fd()), syscall.LOCK_UN)
+		db.lock.Close()
+		db.lock = nil
+	}
+}
+
+// Close stops the GC loop, closes Badger and releases the directory lock.
+func (db *DB) Close() error {
+	close(db.stop)
+	db.wg.Wait()
+	err := db.bdb.Close()
+	db.unlock()
+	if err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) gcLoop(every time.Duration) {
+	defer db.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-t.C:
+			n := 0
+			for {
+				select {
+				case <-db.stop:
+					return
+				default:
+				}
+				if err := db.bdb.RunValueLogGC(0.5); err != nil {
+					if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+						db.log.Warn("value log GC failed", "err", err)
+					}
+					break
+				}
+				n++
+			}
+			if n > 0 {
+				db.log.Info("value log GC rewrote files", "files", n)
+			}
+		}
+	}
+}
+
+// badgerLogger sends Badger's log lines through slog.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any) {
+	b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...)))
+}
+func (b badgerLogger) Warningf(f string, a ...any) {
+	b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...)))
+}
+func (b badgerLogger) Infof(f string, a ...any) {
+	b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...)))
+}
+func (b badgerLogger) Debugf(f string, a ...any) {
+	b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...)))
+}
+
+func getJSON(txn *badger.Txn, k []byte, v any) (bool, error) {
+	it, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, it.Value(func(b []byte) error { return json.Unmarshal(b, v) })
+}
+
+func (db *DB) viewJSON(k []byte, v any) (bool, error) {
+	var found bool
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		var err error
+		found, err = getJSON(txn, k, v)
+		return err
+	})
+	return found, err
+}
+
+func (db *DB) putJSON(k []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(k, b) })
+}
+
+// Record returns the current state of one record, or nil if it was never seen.
+func (db *DB) Record(repo, prefix, id string) (*Record, error) {
+	r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
+	found, err := db.viewJSON(key('r', repo, prefix, id), r)
+	if err != nil || !found {
+		return nil, wrapKey(err, repo, prefix, id)
+	}
+	return r, nil
+}
+
+// Metadata returns the stored bytes of a live record, or nil.
+func (db *DB) Metadata(repo, prefix, id string) ([]byte, error) {
+	var out []byte
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(key('d', repo, prefix, id))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out, err = it.ValueCopy(nil)
+		return err
+	})
+	return out, wrapKey(err, repo, prefix, id)
+}
+
+func wrapKey(err error, repo, prefix, id string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: record %s/%s/%q: %w", repo, prefix, id, err)
+}
+
+// Checkpoint returns the harvest checkpoint (zero if none).
+func (db *DB) Checkpoint(repo, prefix string) (Checkpoint, error) {
+	var cp Checkpoint
+	_, err := db.viewJSON(key('c', repo, prefix), &cp)
+	if err != nil {
+		return cp, fmt.Errorf("store: checkpoint %s/%s: %w", repo, prefix, err)
+	}
+	return cp, nil
+}
+
+// PutCheckpoint stores a checkpoint outside a page batch.
+func (db *DB) PutCheckpoint(repo, prefix string, cp Checkpoint) error {
+	if err := db.putJSON(key('c', repo, prefix), cp); err != nil {
+		return fmt.Errorf("store: checkpoint %s/%s: %w", repo, prefix, err)
+	}
+	return nil
+}
+
+// Counter returns the event counter and record counts of (repo, prefix).
+func (db *DB) Counter(repo, prefix string) (Counter, error) {
+	var c Counter
+	_, err := db.viewJSON(key('n', repo, prefix), &c)
+	return c, err
+}
+
+// RepoInfo returns the stored description of a repository (zero if none).
+func (db *DB) RepoInfo(repo string) (RepoInfo, error) {
+	var ri RepoInfo
+	_, err := db.viewJSON(key('i', repo), &ri)
+	return ri, err
+}
+
+// UpdateRepoInfo reads, changes and writes a repository description atomically.
+func (db *DB) UpdateRepoInfo(repo string, fn func(*RepoInfo)) error {
+	return db.bdb.Update(func(txn *badger.Txn) error {
+		ri := RepoInfo{Name: repo}
+		if _, err := getJSON(txn, key('i', repo), &ri); err != nil {
+			return err
+		}
+		fn(&ri)
+		b, err := json.Marshal(ri)
+		if err != nil {
+			return err
+		}
+		return txn.Set(key('i', repo), b)
+	})
+}
+
+// ReplaceSets stores the repository's sets, dropping sets no longer reported.
+func (db *DB) ReplaceSets(repo string, sets []SetInfo) error {
+	if err := db.bdb.DropPrefix(prefixKey('s', repo)); err != nil {
+		return fmt.Errorf("store: sets of %s: %w", repo, err)
+	}
+	wb := db.bdb.NewWriteBatch()
+	defer wb.Cancel()
+	for _, s := range sets {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		if err := wb.Set(key('s', repo, s.Spec), b); err != nil {
+			return fmt.Errorf("store: sets of %s: %w", repo, err)
+		}
+	}
+	return wb.Flush()
+}
+
+// Sets calls fn for each stored set of the repository, in setSpec order.
+func (db *DB) Sets(repo string, fn func(SetInfo) error) error {
+	return db.bdb.View(func(txn *badger.Txn) error {
+		return scan(txn, prefixKey('s', repo), true, func(k, v []byte) error {
+			var s SetInfo
+			if err := json.Unmarshal(v, &s); err != nil {
+				return err
+			}
+			return fn(s)
+		})
+	})
+}
+
+// scan iterates keys with the prefix in order, handing out values only when asked.
+func scan(txn *badger.Txn, prefix []byte, values bool, fn func(k, v []byte) error) error {
+	o := badger.DefaultIteratorOptions
+	o.Prefix = prefix
+	o.PrefetchValues = values
+	o.PrefetchSize = 64
+	it := txn.NewIterator(o)
+	defer it.Close()
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		item := it.Item()
+		var err error
+		if values {
+			err = item.Value(func(v []byte) error { return fn(item.Key(), v) })
+		} else {
+			err = fn(item.Key(), nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Records calls fn for every record (live and deleted) of (repo, prefix) in
+// identifier order, from one consistent snapshot.
+func (db *DB) Records(ctx context.Context, repo, prefix string, fn func(*Record) error) error {
+	p := prefixKey('r', repo, prefix)
+	return db.bdb.View(func(txn *badger.Txn) error {
+		return scan(txn, p, true, func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r := &Record{Repo: repo, Prefix: prefix, Identifier: string(k[len(p):])}
+			if err := json.Unmarshal(v, r); err != nil {
+				return fmt.Errorf("store: record %q: %w", r.Identifier, err)
+			}
+			return fn(r)
+		})
+	})
+}
+
+// Events calls fn for every event of (repo, prefix) with a sequence number above
+// after, in order.
+func (db *DB) Events(ctx context.Context, repo, prefix string, after uint64, fn func(*Event) error) error {
+	p := prefixKey('e', repo, prefix)
+	return db.bdb.View(func(txn *badger.Txn) error {
+		o := badger.DefaultIteratorOptions
+		o.Prefix = p
+		it := txn.NewIterator(o)
+		defer it.Close()
+		for it.Seek(seqKey('e', after+1, repo, prefix)); it.ValidForPrefix(p); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ev := &Event{Repo: repo, Prefix: prefix, Seq: seqOf(it.Item().Key())}
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, ev) }); err != nil {
+				return fmt.Errorf("store: event %s/%s/%d: %w", repo, prefix, ev.Seq, err)
+			}
+			if err := fn(ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ClearSeen removes the marks of an earlier reconciliation pass.
+func (db *DB) ClearSeen(repo, prefix string) error {
+	return db.bdb.DropPrefix(prefixKey('p', repo, prefix))
+}
+
+// Unseen calls fn for every live record of (repo, prefix) that the current
+// reconciliation pass did not mark as seen.
+func (db *DB) Unseen(ctx context.Context, repo, prefix string, fn func(*Record) error) error {
+	p := prefixKey('r', repo, prefix)
+	return db.bdb.View(func(txn *badger.Txn) error {
+		return scan(txn, p, true, func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			id := string(k[len(p):])
+			r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
+			if err := json.Unmarshal(v, r); err != nil {
+				return err
+			}
+			if r.Deleted {
+				return nil
+			}
+			_, err := txn.Get(key('p', repo, prefix, id))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				return fn(r)
+			}
+			return err
+		})
+	})
+}
+
+// SetMembers calls fn with the identifier of every live record of (repo, prefix)
+// in the set (descendants included), in identifier order.
+func (db *DB) SetMembers(ctx context.Context, repo, prefix, set string, fn func(id string) error) error {
+	p := prefixKey('m', repo, prefix, set)
+	return db.bdb.View(func(txn *badger.Txn) error {
+		return scan(txn, p, false, func(k, _ []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fn(string(k[len(p):]))
+		})
+	})
+}

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"fmt"
+	"time"
+)
+
+// Change is the kind of a change event, as ResourceSync names them.
+type Change uint8
+
+// The change types. The zero value is not a change.
+const (
+	Created Change = iota + 1
+	Updated
+	Deleted
+)
+
+func (c Change) String() string {
+	switch c {
+	case Created:
+		return "created"
+	case Updated:
+		return "updated"
+	case Deleted:
+		return "deleted"
+	}
+	return fmt.Sprintf("change(%d)", uint8(c))
+}
+
+// Record is the current state of one (repository, metadata prefix, identifier).
+type Record struct {
+	Repo       string `json:"-"`
+	Prefix     string `json:"-"`
+	Identifier string `json:"-"`
+
+	Datestamp    time.Time `json:"ds"`           // upstream datestamp (UTC)
+	DatestampRaw string    `json:"dsr,omitempty"` // as sent, when it did not parse
+	Sets         []string  `json:"sets,omitempty"` // setSpecs as in the header
+	Deleted      bool      `json:"del,omitempty"`
+	Namespace    string    `json:"ns,omitempty"` // namespace of the metadata root
+	Length       int64     `json:"len"`
+	MD5          string    `json:"md5,omitempty"` // hex
+	SHA256       string    `json:"sha256,omitempty"`
+	Modified     time.Time `json:"mod"`           // when rsbridge's copy last changed (lastmod)
+	FirstSeen    time.Time `json:"first"`
+	Seq          uint64    `json:"seq,omitempty"` // last event about this record, 0 if none
+}
+
+// Members is the record's set membership with ancestors expanded; empty when deleted.
+func (r *Record) Members() []string {
+	if r == nil || r.Deleted {
+		return nil
+	}
+	return ExpandSets(r.Sets)
+}
+
+// Event is one append-only change event.
+type Event struct {
+	Seq        uint64    `json:"-"`
+	Repo       string    `json:"-"`
+	Prefix     string    `json:"-"`
+	Time       time.Time `json:"t"` // when rsbridge detected and committed it; strictly increasing per (repo, prefix)
+	Identifier string    `json:"id"`
+	Change     Change    `json:"c"`
+	SetsBefore []string  `json:"sb,omitempty"` // expanded membership before
+	SetsAfter  []string  `json:"sa,omitempty"` // expanded membership after
+	SHA256     string    `json:"sha256,omitempty"`
+	MD5        string    `json:"md5,omitempty"`
+	Length     int64     `json:"len,omitempty"`
+	Datestamp  time.Time `json:"ds"` // upstream datestamp that came with the change
+}
+
+// SetChange is how a set sees an event: a record that joins the set is created in
+// it, one that leaves is deleted from it, otherwise the event's own change.
+// Zero means the event does not concern the set.
+func (e *Event) SetChange(set string) Change {
+	in := func(list []string) bool {
+		for _, s := range list {
+			if s == set {
+				return true
+			}
+		}
+		return false
+	}
+	before, after := in(e.SetsBefore), in(e.SetsAfter)
+	switch {
+	case !before && !after:
+		return 0
+	case !before:
+		return Created
+	case !after:
+		return Deleted
+	}
+	return e.Change
+}
+
+// Checkpoint is the harvest state of one (repository, prefix). Everything a page
+// produced and the checkpoint commit together, so after a crash the harvest resumes
+// at the first page that was not applied.
+type Checkpoint struct {
+	// The sequence in progress (InProgress): its original arguments, the token of
+	// its next page, and what it has seen so far.
+	InProgress      bool      `json:"in_progress,omitempty"`
+	Token           string    `json:"token,omitempty"`
+	SeqFrom         time.Time `json:"seq_from,omitempty"` // zero: a full harvest
+	SeqResponseDate time.Time `json:"seq_response_date,omitempty"`
+	SeqMaxDatestamp time.Time `json:"seq_max_datestamp,omitempty"`
+	SeqPages        int64     `json:"seq_pages,omitempty"`
+	SeqRecords      int64     `json:"seq_records,omitempty"`
+	SeqStarted      time.Time `json:"seq_started,omitempty"` // local clock
+
+	// HighWater is where the next incremental harvest starts (before the overlap
+	// of one granule); zero until a sequence has completed.
+	HighWater    time.Time `json:"high_water,omitempty"`
+	Granularity  string    `json:"granularity,omitempty"`
+	LastComplete time.Time `json:"last_complete,omitempty"` // local clock
+}
+
+// RepoInfo describes a repository for the served documents.
+type RepoInfo struct {
+	Name                 string    `json:"name"`
+	BaseURL              string    `json:"base_url"`
+	RepositoryName       string    `json:"repository_name,omitempty"`
+	ProtocolVersion      string    `json:"protocol_version,omitempty"`
+	EarliestDatestamp    string    `json:"earliest_datestamp,omitempty"`
+	DeletedRecord        string    `json:"deleted_record,omitempty"`
+	Granularity          string    `json:"granularity,omitempty"`
+	AdminEmails          []string  `json:"admin_emails,omitempty"`
+	RepositoryIdentifier string    `json:"repository_identifier,omitempty"`
+	Identified           time.Time `json:"identified"`
+	LastHarvest          time.Time `json:"last_harvest,omitempty"`
+	LastHarvestOK        bool      `json:"last_harvest_ok,omitempty"`
+	LastError            string    `json:"last_error,omitempty"`
+	LastReconcile        time.Time `json:"last_reconcile,omitempty"`
+}
+
+// SetInfo describes one OAI set.
+type SetInfo struct {
+	Spec        string `json:"spec"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// Counter is the per-(repository, prefix) event counter and live-record count.
+type Counter struct {
+	Seq      uint64    `json:"seq"`
+	LastTime time.Time `json:"last"`
+	Live     int64     `json:"live"`
+	Deleted  int64     `json:"deleted"` // tombstones
+}
