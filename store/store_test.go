@@ -134,7 +134,7 @@ func TestBatchSplitsWhenTooBig(t *testing.T) {
 	defer db.Close()
 	b, _ := db.NewBatch("r", "p")
 	meta := []byte(strings.Repeat("x", 900)) // below the value threshold, so it counts fully
-	for i := 0; i < 500; i++ { // ~2 MB, more than one transaction may hold
+	for i := 0; i < 500; i++ {               // ~2 MB, more than one transaction may hold
 		id := fmt.Sprint("id-", i)
 		ev := &Event{Identifier: id, Change: Created}
 		if err := b.Append(ev); err != nil {

@@ -33,15 +33,15 @@ type Record struct {
 	Prefix     string `json:"-"`
 	Identifier string `json:"-"`
 
-	Datestamp    time.Time `json:"ds"`           // upstream datestamp (UTC)
-	DatestampRaw string    `json:"dsr,omitempty"` // as sent, when it did not parse
+	Datestamp    time.Time `json:"ds"`             // upstream datestamp (UTC)
+	DatestampRaw string    `json:"dsr,omitempty"`  // as sent, when it did not parse
 	Sets         []string  `json:"sets,omitempty"` // setSpecs as in the header
 	Deleted      bool      `json:"del,omitempty"`
 	Namespace    string    `json:"ns,omitempty"` // namespace of the metadata root
 	Length       int64     `json:"len"`
 	MD5          string    `json:"md5,omitempty"` // hex
 	SHA256       string    `json:"sha256,omitempty"`
-	Modified     time.Time `json:"mod"`           // when rsbridge's copy last changed (lastmod)
+	Modified     time.Time `json:"mod"` // when rsbridge's copy last changed (lastmod)
 	FirstSeen    time.Time `json:"first"`
 	Seq          uint64    `json:"seq,omitempty"` // last event about this record, 0 if none
 }
