@@ -1,0 +1,255 @@
+// Package config loads, defaults and validates the rsbridge YAML
+// configuration file. See example.yaml for a commented reference of every
+// key and its default.
+package config
+
+import (
+	"net"
+	"net/textproto"
+	"strings"
+	"time"
+)
+
+// Built-in defaults. example.yaml documents the same values and a test keeps
+// the two in sync.
+const (
+	DefaultListen           = "127.0.0.1:8080"
+	DefaultDataDir          = "./data"
+	DefaultLogLevel         = "info"
+	DefaultGCInterval       = 10 * time.Minute
+	DefaultPageLimit        = 50000
+	DefaultChangeListPeriod = 24 * time.Hour
+	DefaultMetadataPrefix   = "oai_dc"
+	DefaultSchedule         = "@every 1h"
+	DefaultReconcile        = "@weekly"
+	DefaultTimeout          = 120 * time.Second
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultDelay            = 1 * time.Second
+	DefaultMaxRetries       = 5
+	DefaultBackoffBase      = 2 * time.Second
+	DefaultBackoffMax       = 5 * time.Minute
+	DefaultMaxRetryAfter    = 1 * time.Hour
+	DefaultMaxBodyBytes     = 256 << 20
+	DefaultMaxEmptyPages    = 10
+)
+
+// ReconcileOff is the Repository.Reconcile value that disables
+// reconciliation.
+const ReconcileOff = "off"
+
+// Config is the whole rsbridge configuration file.
+type Config struct {
+	// Listen is the host:port the HTTP server binds to.
+	Listen string `yaml:"listen"`
+	// BaseURL is the public URL prefix used in every ResourceSync <loc>,
+	// without a trailing slash. It defaults to "http://" + Listen.
+	BaseURL string `yaml:"base_url"`
+	// DataDir is the Badger store directory.
+	DataDir string `yaml:"data_dir"`
+	// Contact is the operator's email address or http(s) URL, advertised
+	// in the User-Agent. Empty means none.
+	Contact string `yaml:"contact"`
+	// LogLevel is one of debug, info, warn, error.
+	LogLevel     string       `yaml:"log_level"`
+	Store        Store        `yaml:"store"`
+	ResourceSync ResourceSync `yaml:"resourcesync"`
+	// Defaults holds harvest settings inherited by every repository
+	// unless the repository overrides them.
+	Defaults     Harvest      `yaml:"defaults"`
+	Repositories []Repository `yaml:"repositories"`
+}
+
+// Store configures the Badger store.
+type Store struct {
+	// SyncWrites makes every commit fsync; nil means true. Use Sync.
+	SyncWrites *bool `yaml:"sync_writes"`
+	// GCInterval is the value-log garbage collection period.
+	GCInterval time.Duration `yaml:"gc_interval"`
+}
+
+// Sync reports whether commits must be fsynced (default true).
+func (s Store) Sync() bool {
+	return s.SyncWrites == nil || *s.SyncWrites
+}
+
+// ResourceSync configures the ResourceSync documents served.
+type ResourceSync struct {
+	// PageLimit is the maximum number of <url> elements in one Resource
+	// List or Change List page.
+	PageLimit int `yaml:"page_limit"`
+	// ChangeListPeriod is the time span covered by one Change List.
+	ChangeListPeriod time.Duration `yaml:"changelist_period"`
+}
+
+// Repository is one OAI-PMH endpoint to harvest.
+type Repository struct {
+	// Name identifies the repository in URLs and in the store.
+	Name string `yaml:"name"`
+	// BaseURL is the OAI-PMH base URL.
+	BaseURL string `yaml:"base_url"`
+	// MetadataPrefixes lists the formats to harvest.
+	MetadataPrefixes []string `yaml:"metadata_prefixes"`
+	// Sets restricts harvesting to these setSpecs; empty means every set.
+	Sets []string `yaml:"sets"`
+	// Schedule is the incremental harvest schedule (cron.ParseStandard).
+	Schedule string `yaml:"schedule"`
+	// Reconcile is the full-harvest reconciliation schedule
+	// (cron.ParseStandard), or ReconcileOff.
+	Reconcile string `yaml:"reconcile"`
+	// Harvest overrides Config.Defaults for this repository.
+	Harvest `yaml:",inline"`
+}
+
+// Harvest holds settings an operator may set in `defaults:` and override per
+// repository. A nil pointer means "not set here"; Config.Resolved fills in
+// the effective value.
+type Harvest struct {
+	// Timeout bounds a whole request including reading the body.
+	Timeout *time.Duration `yaml:"timeout"`
+	// ConnectTimeout bounds establishing the connection.
+	ConnectTimeout *time.Duration `yaml:"connect_timeout"`
+	// Delay is the politeness pause between requests to one repository.
+	Delay *time.Duration `yaml:"delay"`
+	// MaxRetries bounds retries after network errors and 5xx/429 responses.
+	MaxRetries *int `yaml:"max_retries"`
+	// BackoffBase is the first retry backoff.
+	BackoffBase *time.Duration `yaml:"backoff_base"`
+	// BackoffMax caps the exponential backoff.
+	BackoffMax *time.Duration `yaml:"backoff_max"`
+	// MaxRetryAfter caps the wait requested by a Retry-After header.
+	MaxRetryAfter *time.Duration `yaml:"max_retry_after"`
+	// MaxBodyBytes caps the size of one response body.
+	MaxBodyBytes *int64 `yaml:"max_body_bytes"`
+	// MaxEmptyPages is how many consecutive empty pages carrying a
+	// resumption token are tolerated before giving up.
+	MaxEmptyPages *int `yaml:"max_empty_pages"`
+	// UserAgent replaces the whole User-Agent header.
+	UserAgent *string `yaml:"user_agent"`
+	// Headers are extra HTTP request headers. Repository headers override
+	// default headers of the same (case-insensitive) name.
+	Headers map[string]string `yaml:"headers"`
+}
+
+// Settings are the effective harvest settings of one repository.
+type Settings struct {
+	Timeout, ConnectTimeout, Delay, BackoffBase, BackoffMax, MaxRetryAfter time.Duration
+	MaxRetries, MaxEmptyPages                                              int
+	MaxBodyBytes                                                           int64
+	// UserAgent is "" when not overridden.
+	UserAgent string
+	// Headers has canonical header names as keys and is never nil.
+	Headers map[string]string
+}
+
+func builtinSettings() Settings {
+	return Settings{
+		Timeout:        DefaultTimeout,
+		ConnectTimeout: DefaultConnectTimeout,
+		Delay:          DefaultDelay,
+		BackoffBase:    DefaultBackoffBase,
+		BackoffMax:     DefaultBackoffMax,
+		MaxRetryAfter:  DefaultMaxRetryAfter,
+		MaxRetries:     DefaultMaxRetries,
+		MaxEmptyPages:  DefaultMaxEmptyPages,
+		MaxBodyBytes:   DefaultMaxBodyBytes,
+		Headers:        map[string]string{},
+	}
+}
+
+// Resolved returns the effective settings of r: the repository's value,
+// else the Config.Defaults value, else the built-in default. Headers are
+// merged per canonical name, repository headers winning. The returned map
+// is a fresh copy.
+func (c *Config) Resolved(r Repository) Settings {
+	s := builtinSettings()
+	c.Defaults.applyTo(&s)
+	r.Harvest.applyTo(&s)
+	return s
+}
+
+func (h Harvest) applyTo(s *Settings) {
+	set(&s.Timeout, h.Timeout)
+	set(&s.ConnectTimeout, h.ConnectTimeout)
+	set(&s.Delay, h.Delay)
+	set(&s.MaxRetries, h.MaxRetries)
+	set(&s.BackoffBase, h.BackoffBase)
+	set(&s.BackoffMax, h.BackoffMax)
+	set(&s.MaxRetryAfter, h.MaxRetryAfter)
+	set(&s.MaxBodyBytes, h.MaxBodyBytes)
+	set(&s.MaxEmptyPages, h.MaxEmptyPages)
+	set(&s.UserAgent, h.UserAgent)
+	for k, v := range h.Headers {
+		s.Headers[textproto.CanonicalMIMEHeaderKey(k)] = v
+	}
+}
+
+func set[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+// Repository returns the repository called name.
+func (c *Config) Repository(name string) (Repository, bool) {
+	for _, r := range c.Repositories {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Repository{}, false
+}
+
+// HasReconcile reports whether r has a reconciliation schedule, i.e.
+// r.Reconcile is neither ReconcileOff nor empty.
+func (c *Config) HasReconcile(r Repository) bool {
+	return r.Reconcile != ReconcileOff && r.Reconcile != ""
+}
+
+func (c *Config) applyDefaults() {
+	if c.BaseURL == "" {
+		c.BaseURL = defaultBaseURL(c.Listen)
+	} else if trimmed := trimSlashes(c.BaseURL); trimmed != "" {
+		c.BaseURL = trimmed
+	}
+	for i := range c.Repositories {
+		r := &c.Repositories[i]
+		if r.MetadataPrefixes == nil {
+			r.MetadataPrefixes = []string{DefaultMetadataPrefix}
+		}
+		if r.Schedule == "" {
+			r.Schedule = DefaultSchedule
+		}
+		if r.Reconcile == "" {
+			r.Reconcile = DefaultReconcile
+		}
+	}
+}
+
+func newDefaultConfig() Config {
+	return Config{
+		Listen:   DefaultListen,
+		DataDir:  DefaultDataDir,
+		LogLevel: DefaultLogLevel,
+		Store:    Store{GCInterval: DefaultGCInterval},
+		ResourceSync: ResourceSync{
+			PageLimit:        DefaultPageLimit,
+			ChangeListPeriod: DefaultChangeListPeriod,
+		},
+	}
+}
+
+func defaultBaseURL(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen
+	}
+	switch host {
+	case "", "0.0.0.0", "::":
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+func trimSlashes(s string) string {
+	return strings.TrimRight(s, "/")
+}

@@ -1,0 +1,308 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/mail"
+	"net/textproto"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/robfig/cron/v3"
+)
+
+const (
+	maxNameLen      = 64
+	maxMaxRetries   = 100
+	minBodyBytes    = 1024
+	minGCInterval   = time.Minute
+	minChangePeriod = time.Minute
+	tokenChars      = "[A-Za-z0-9_.!~*'()-]"
+)
+
+type problems []error
+
+func (p *problems) addf(path, format string, args ...any) {
+	*p = append(*p, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+}
+
+// Validate checks the whole configuration and reports every problem at once
+// (joined with errors.Join), each prefixed by the path of the offending
+// field, e.g. "repositories[1].name: ...".
+func (c *Config) Validate() error {
+	var p problems
+	listenOK := p.listen(c.Listen)
+	if listenOK || c.BaseURL != defaultBaseURL(c.Listen) {
+		p.publicURL("base_url", c.BaseURL)
+	}
+	if c.DataDir == "" {
+		p.addf("data_dir", "must not be empty")
+	}
+	if c.Contact != "" && !validContact(c.Contact) {
+		p.addf("contact", "must be an email address or an http(s) URL (got %q)", c.Contact)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		p.addf("log_level", "must be one of debug, info, warn, error (got %q)", c.LogLevel)
+	}
+	if c.Store.GCInterval < minGCInterval {
+		p.addf("store.gc_interval", "must be >= %s (got %s)", fmtDuration(minGCInterval), fmtDuration(c.Store.GCInterval))
+	}
+	if n := c.ResourceSync.PageLimit; n < 1 || n > DefaultPageLimit {
+		p.addf("resourcesync.page_limit", "must be between 1 and %d (got %d)", DefaultPageLimit, n)
+	}
+	if d := c.ResourceSync.ChangeListPeriod; d < minChangePeriod {
+		p.addf("resourcesync.changelist_period", "must be >= %s (got %s)", fmtDuration(minChangePeriod), fmtDuration(d))
+	}
+	p.harvest("defaults", c.Defaults)
+	p.backoff("defaults", c.Defaults, c.Resolved(Repository{}))
+	if len(c.Repositories) == 0 {
+		p.addf("repositories", "at least one repository is required")
+	}
+	names := map[string]int{}
+	for i, r := range c.Repositories {
+		path := fmt.Sprintf("repositories[%d]", i)
+		p.repository(path, r)
+		if r.Name == "" {
+			continue
+		}
+		if j, dup := names[r.Name]; dup {
+			p.addf(path+".name", "duplicate of repositories[%d].name %q", j, r.Name)
+		} else {
+			names[r.Name] = i
+		}
+		p.backoff(path, r.Harvest, c.Resolved(r))
+	}
+	return errors.Join(p...)
+}
+
+func (p *problems) listen(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 1 || n > 65535 || strings.ContainsFunc(host, unicode.IsSpace) {
+		p.addf("listen", "must be host:port (got %q)", s)
+		return false
+	}
+	return true
+}
+
+func (p *problems) publicURL(path, s string) {
+	if !p.httpURL(path, s) {
+		return
+	}
+	switch {
+	case strings.ContainsAny(s, "?#"):
+		p.addf(path, "must not have a query or fragment (got %q)", s)
+	case strings.HasSuffix(s, "/"):
+		p.addf(path, "must not end with \"/\" (got %q)", s)
+	}
+}
+
+func (p *problems) httpURL(path, s string) bool {
+	if s == "" {
+		p.addf(path, "must not be empty")
+		return false
+	}
+	if !isHTTPURL(s) {
+		p.addf(path, "must be an absolute http or https URL (got %q)", s)
+		return false
+	}
+	return true
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == ""
+}
+
+func validContact(s string) bool {
+	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return false
+	}
+	if lower := strings.ToLower(s); strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
+		return isHTTPURL(s)
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Name == "" && a.Address == s
+}
+
+func (p *problems) repository(path string, r Repository) {
+	switch {
+	case r.Name == "":
+		p.addf(path+".name", "must not be empty")
+	case !validName(r.Name):
+		p.addf(path+".name", "must match [a-z0-9-]+ (got %q)", r.Name)
+	case len(r.Name) > maxNameLen:
+		p.addf(path+".name", "must be at most %d characters (got %d)", maxNameLen, len(r.Name))
+	}
+	if p.httpURL(path+".base_url", r.BaseURL) && strings.Contains(r.BaseURL, "#") {
+		p.addf(path+".base_url", "must not have a fragment (got %q)", r.BaseURL)
+	}
+	if r.MetadataPrefixes != nil && len(r.MetadataPrefixes) == 0 {
+		p.addf(path+".metadata_prefixes", "must not be empty (omit the key for the default [%s])", DefaultMetadataPrefix)
+	}
+	p.list(path+".metadata_prefixes", r.MetadataPrefixes, func(elem, s string) {
+		if !validToken(s) {
+			p.addf(elem, "must be non-empty and use only %s (got %q)", tokenChars, s)
+		}
+	})
+	p.list(path+".sets", r.Sets, func(elem, s string) {
+		for tok := range strings.SplitSeq(s, ":") {
+			if !validToken(tok) {
+				p.addf(elem, "invalid setSpec %q: must be ':'-separated non-empty tokens of %s", s, tokenChars)
+				return
+			}
+		}
+	})
+	if err := parseCron(r.Schedule); err != nil {
+		p.addf(path+".schedule", "invalid cron expression %q: %v", r.Schedule, err)
+	}
+	if r.Reconcile != ReconcileOff {
+		if err := parseCron(r.Reconcile); err != nil {
+			p.addf(path+".reconcile", "invalid cron expression %q (or %q to disable): %v", r.Reconcile, ReconcileOff, err)
+		}
+	}
+	p.harvest(path, r.Harvest)
+}
+
+// list runs check on every element of a string list and reports duplicates.
+func (p *problems) list(path string, elems []string, check func(elem, s string)) {
+	first := map[string]int{}
+	for i, s := range elems {
+		elem := fmt.Sprintf("%s[%d]", path, i)
+		if j, dup := first[s]; dup {
+			p.addf(elem, "duplicate of %s[%d] %q", path, j, s)
+			continue
+		}
+		first[s] = i
+		check(elem, s)
+	}
+}
+
+func validName(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-'
+	})
+}
+
+func validToken(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("_.!~*'()-", r)
+	})
+}
+
+// parseCron is cron.ParseStandard made safe: robfig/cron v3.0.1 panics on
+// a time zone prefix that is not followed by a space.
+func parseCron(spec string) (err error) {
+	if (strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=")) && !strings.Contains(spec, " ") {
+		return errors.New("missing schedule after the time zone")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.New("malformed expression")
+		}
+	}()
+	_, err = cron.ParseStandard(spec)
+	return err
+}
+
+func (p *problems) harvest(path string, h Harvest) {
+	positive := func(key string, d *time.Duration) {
+		if d != nil && *d <= 0 {
+			p.addf(path+"."+key, "must be > 0 (got %s)", fmtDuration(*d))
+		}
+	}
+	positive("timeout", h.Timeout)
+	positive("connect_timeout", h.ConnectTimeout)
+	if h.Delay != nil && *h.Delay < 0 {
+		p.addf(path+".delay", "must be >= 0 (got %s)", fmtDuration(*h.Delay))
+	}
+	if h.MaxRetries != nil && (*h.MaxRetries < 0 || *h.MaxRetries > maxMaxRetries) {
+		p.addf(path+".max_retries", "must be between 0 and %d (got %d)", maxMaxRetries, *h.MaxRetries)
+	}
+	positive("backoff_base", h.BackoffBase)
+	positive("backoff_max", h.BackoffMax)
+	positive("max_retry_after", h.MaxRetryAfter)
+	if h.MaxBodyBytes != nil && *h.MaxBodyBytes < minBodyBytes {
+		p.addf(path+".max_body_bytes", "must be >= %d (got %d)", minBodyBytes, *h.MaxBodyBytes)
+	}
+	if h.MaxEmptyPages != nil && *h.MaxEmptyPages < 1 {
+		p.addf(path+".max_empty_pages", "must be >= 1 (got %d)", *h.MaxEmptyPages)
+	}
+	if ua := h.UserAgent; ua != nil {
+		switch {
+		case *ua == "":
+			p.addf(path+".user_agent", "must not be empty (omit the key for the default)")
+		case !validHeaderValue(*ua):
+			p.addf(path+".user_agent", "must not contain control characters (got %q)", *ua)
+		}
+	}
+	p.headers(path+".headers", h.Headers)
+}
+
+// backoff checks backoff_max against backoff_base in the resolved settings,
+// when h sets either of them, so that a bad pair is reported once, where it
+// is configured.
+func (p *problems) backoff(path string, h Harvest, s Settings) {
+	if h.BackoffBase == nil && h.BackoffMax == nil {
+		return
+	}
+	if s.BackoffBase > 0 && s.BackoffMax > 0 && s.BackoffMax < s.BackoffBase {
+		p.addf(path+".backoff_max", "must be >= backoff_base %s (got %s)", fmtDuration(s.BackoffBase), fmtDuration(s.BackoffMax))
+	}
+}
+
+func (p *problems) headers(path string, h map[string]string) {
+	canonical := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		if !validHeaderName(name) {
+			p.addf(path, "invalid header name %q", name)
+			continue
+		}
+		key := textproto.CanonicalMIMEHeaderKey(name)
+		if prev, dup := canonical[key]; dup {
+			p.addf(path, "%q and %q name the same header", prev, name)
+			continue
+		}
+		canonical[key] = name
+		switch {
+		case key == "User-Agent":
+			p.addf(path+"."+name, "set user_agent instead")
+		case !validHeaderValue(h[name]):
+			p.addf(path+"."+name, "value must not contain control characters")
+		}
+	}
+}
+
+// validHeaderName reports whether s is an RFC 9110 token.
+func validHeaderName(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+	})
+}
+
+func validHeaderValue(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return r != '\t' && (r < ' ' || r == 0x7f)
+	})
+}
+
+// fmtDuration formats d like time.Duration.String without zero trailing
+// units: 5m instead of 5m0s, 1h instead of 1h0m0s.
+func fmtDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
