@@ -1,0 +1,330 @@
+// Package bridge is the rsbridge service: harvest runs (OAI-PMH into the store),
+// change classification, reconciliation and, later, the ResourceSync server. It is
+// the only package that knows all the others.
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/oaipmh"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// Version is reported in the User-Agent.
+const Version = "0.1.0"
+
+// maxTokenRestarts bounds how often one harvest restarts a list after
+// badResumptionToken, so an endpoint whose tokens always expire cannot loop.
+const maxTokenRestarts = 3
+
+// Progress is reported after every committed page.
+type Progress struct {
+	Repo, Prefix string
+	Pages        int64
+	Records      int64
+	Total        int64 // completeListSize of the current list, -1 if unknown
+	Elapsed      time.Duration
+	Done         bool
+}
+
+// Harvester harvests one repository. Harvest and Reconcile of one Harvester never
+// overlap: the second waits for the first.
+type Harvester struct {
+	cfg      *config.Config
+	repo     config.Repository
+	settings config.Settings
+	db       *store.DB
+	client   *oaipmh.Client
+	log      *slog.Logger
+	now      func() time.Time
+	progress func(Progress)
+
+	mu sync.Mutex
+}
+
+// HarvesterOptions are the optional parts of NewHarvester.
+type HarvesterOptions struct {
+	Logger   *slog.Logger
+	Progress func(Progress)
+	Now      func() time.Time // clock for first-seen times; events use the store's clock
+	// Client settings tests override (nil = real ones).
+	ClientOptions func(*oaipmh.Options)
+}
+
+// UserAgent names rsbridge and, when configured, the operator's contact.
+func UserAgent(contact string) string {
+	ua := "rsbridge/" + Version + " (+https://github.com/rsbridge/rsbridge"
+	if contact != "" {
+		ua += "; " + contact
+	}
+	return ua + ")"
+}
+
+// NewHarvester prepares a harvester for one configured repository.
+func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o HarvesterOptions) (*Harvester, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Progress == nil {
+		o.Progress = func(Progress) {}
+	}
+	s := cfg.Resolved(repo)
+	log := o.Logger.With("repo", repo.Name)
+	ua := s.UserAgent
+	if ua == "" {
+		ua = UserAgent(cfg.Contact)
+	}
+	co := oaipmh.Options{
+		Repository:     repo.Name,
+		BaseURL:        repo.BaseURL,
+		UserAgent:      ua,
+		Headers:        s.Headers,
+		Timeout:        s.Timeout,
+		ConnectTimeout: s.ConnectTimeout,
+		Delay:          s.Delay,
+		MaxRetries:     s.MaxRetries,
+		BackoffBase:    s.BackoffBase,
+		BackoffMax:     s.BackoffMax,
+		MaxRetryAfter:  s.MaxRetryAfter,
+		MaxBodyBytes:   s.MaxBodyBytes,
+		Logger:         o.Logger,
+	}
+	if o.ClientOptions != nil {
+		o.ClientOptions(&co)
+	}
+	client, err := oaipmh.NewClient(co)
+	if err != nil {
+		return nil, err
+	}
+	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress}, nil
+}
+
+// HarvestOptions select what one run does.
+type HarvestOptions struct {
+	// Full ignores the high-water mark and any list in progress and harvests
+	// everything again (unchanged records make no events).
+	Full bool
+}
+
+// Result is what one run did, per metadata prefix.
+type Result struct {
+	Prefix   string
+	Counts   Counts
+	Restarts int // lists restarted after badResumptionToken
+	Resumed  bool
+	Err      error
+}
+
+// Harvest runs one harvest of every configured metadata prefix: Identify, ListSets,
+// then ListRecords page by page, each page committed atomically with its events
+// and the checkpoint. cannotDisseminateFormat for one prefix does not stop the
+// others; the returned error joins every prefix's failure.
+func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id, err := h.identify(ctx)
+	if err != nil {
+		h.recordOutcome(err)
+		return nil, err
+	}
+	h.refreshSets(ctx)
+	var results []Result
+	var errs []error
+	for _, prefix := range h.repo.MetadataPrefixes {
+		r := h.harvestPrefix(ctx, prefix, id, opts)
+		results = append(results, r)
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	err = errors.Join(errs...)
+	h.recordOutcome(err)
+	return results, err
+}
+
+func (h *Harvester) recordOutcome(err error) {
+	now := h.now().UTC()
+	if uerr := h.db.UpdateRepoInfo(h.repo.Name, func(ri *store.RepoInfo) {
+		ri.LastHarvest = now
+		ri.LastHarvestOK = err == nil
+		ri.LastError = ""
+		if err != nil {
+			ri.LastError = err.Error()
+		}
+	}); uerr != nil {
+		h.log.Error("cannot record harvest outcome", "err", uerr)
+	}
+}
+
+func (h *Harvester) identify(ctx context.Context) (*oaipmh.Identify, error) {
+	id, err := h.client.Identify(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("harvest %s: identify: %w", h.repo.Name, err)
+	}
+	for _, w := range id.Warnings {
+		h.log.Warn("Identify: "+w, "url", h.repo.BaseURL)
+	}
+	err = h.db.UpdateRepoInfo(h.repo.Name, func(ri *store.RepoInfo) {
+		ri.Name = h.repo.Name
+		ri.BaseURL = h.repo.BaseURL
+		ri.RepositoryName = id.RepositoryName
+		ri.ProtocolVersion = id.ProtocolVersion
+		ri.EarliestDatestamp = id.EarliestRaw
+		ri.DeletedRecord = id.DeletedRecord
+		ri.Granularity = id.Granularity.String()
+		ri.AdminEmails = id.AdminEmails
+		ri.RepositoryIdentifier = id.RepositoryIdentifier
+		ri.Identified = h.now().UTC()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("harvest %s: store Identify: %w", h.repo.Name, err)
+	}
+	return id, nil
+}
+
+// refreshSets stores set names and descriptions. They are for display only, so a
+// failure is logged and the harvest goes on (membership comes from the headers).
+func (h *Harvester) refreshSets(ctx context.Context) {
+	var sets []store.SetInfo
+	err := h.client.ListSets(ctx, h.settings.MaxEmptyPages, func(s oaipmh.Set) error {
+		sets = append(sets, store.SetInfo{Spec: s.Spec, Name: s.Name, Description: s.Description})
+		return nil
+	})
+	if err == nil {
+		err = h.db.ReplaceSets(h.repo.Name, sets)
+	}
+	if err != nil {
+		h.log.Warn("ListSets failed; set names are not refreshed", "err", err)
+	}
+}
+
+func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh.Identify, opts HarvestOptions) (res Result) {
+	res.Prefix = prefix
+	log := h.log.With("prefix", prefix)
+	fail := func(what string, err error) Result {
+		res.Err = fmt.Errorf("harvest %s %s: %s: %w", h.repo.Name, prefix, what, err)
+		return res
+	}
+	cp, err := h.db.Checkpoint(h.repo.Name, prefix)
+	if err != nil {
+		return fail("read checkpoint", err)
+	}
+	gran := id.Granularity
+	start := func() oaipmh.Query {
+		q := oaipmh.Query{MetadataPrefix: prefix, From: cp.SeqFrom, Granularity: gran}
+		return q
+	}
+	var q oaipmh.Query
+	if cp.InProgress && cp.Token != "" && !opts.Full {
+		res.Resumed = true
+		q = oaipmh.Query{Token: cp.Token}
+		log.Info("resuming list from checkpoint", "pages_done", cp.SeqPages, "records_done", cp.SeqRecords)
+	} else {
+		from := time.Time{}
+		if !opts.Full && !cp.HighWater.IsZero() {
+			// One granule of overlap: records at the boundary come again and,
+			// being unchanged, make no events.
+			from = gran.Truncate(cp.HighWater).Add(-gran.Unit())
+		}
+		cp = store.Checkpoint{InProgress: true, SeqFrom: from, SeqStarted: h.now().UTC(),
+			HighWater: cp.HighWater, Granularity: gran.String(), LastComplete: cp.LastComplete}
+		q = start()
+		log.Info("starting list", "from", fmtTime(from, gran), "full", from.IsZero())
+	}
+
+	guard := oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
+	began := h.now()
+	for {
+		if err := ctx.Err(); err != nil {
+			return fail("stopped", err)
+		}
+		batch, err := h.db.NewBatch(h.repo.Name, prefix)
+		if err != nil {
+			return fail("open batch", err)
+		}
+		var pc Counts
+		ap := &applier{batch: batch, counts: &pc, now: h.now, log: log, url: h.client.URL(nil)}
+		page, err := h.client.ListRecords(ctx, q, ap.apply)
+		if err == nil {
+			err = guard.Check(q.Token, page)
+		}
+		if err != nil {
+			batch.Discard()
+			if oaipmh.IsCode(err, oaipmh.BadResumptionToken) && q.Token != "" && res.Restarts < maxTokenRestarts {
+				res.Restarts++
+				log.Warn("resumption token rejected; restarting the list with its original arguments", "from", fmtTime(cp.SeqFrom, gran), "err", err)
+				q = start()
+				guard = oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
+				continue
+			}
+			if oaipmh.IsCode(err, oaipmh.CannotDisseminateFormat) {
+				return fail("the repository cannot disseminate this format (check metadata_prefixes against ListMetadataFormats)", err)
+			}
+			return fail(fmt.Sprintf("list records (page %d)", cp.SeqPages+1), err)
+		}
+		if cp.SeqPages == 0 || cp.SeqResponseDate.IsZero() {
+			cp.SeqResponseDate = page.ResponseDate
+		}
+		if ap.maxDS.After(cp.SeqMaxDatestamp) {
+			cp.SeqMaxDatestamp = ap.maxDS
+		}
+		cp.SeqPages++
+		cp.SeqRecords += int64(page.Count)
+		pc.Pages = 1
+		if page.Done() {
+			cp = completed(cp, h.now().UTC())
+		} else {
+			cp.Token = page.Token.Value
+		}
+		if err := batch.SetCheckpoint(cp); err != nil {
+			batch.Discard()
+			return fail("write checkpoint", err)
+		}
+		if err := batch.Commit(); err != nil {
+			batch.Discard()
+			return fail("commit page", err)
+		}
+		res.Counts.add(pc)
+		h.progress(Progress{Repo: h.repo.Name, Prefix: prefix, Pages: res.Counts.Pages, Records: res.Counts.Records,
+			Total: page.Token.CompleteListSize, Elapsed: h.now().Sub(began), Done: page.Done()})
+		if page.Done() {
+			log.Info("list complete", "pages", res.Counts.Pages, "records", res.Counts.Records, "created", res.Counts.Created,
+				"updated", res.Counts.Updated, "deleted", res.Counts.Deleted, "next_from", fmtTime(cp.HighWater.Add(-gran.Unit()), gran))
+			return res
+		}
+		q = oaipmh.Query{Token: page.Token.Value}
+	}
+}
+
+// completed closes a finished list: the next incremental harvest starts at the
+// responseDate of the list's first page (the repository's clock, PMH-024), or at
+// the newest datestamp seen when the repository sent no usable responseDate.
+func completed(cp store.Checkpoint, now time.Time) store.Checkpoint {
+	hw := cp.SeqResponseDate
+	if hw.IsZero() {
+		hw = cp.SeqMaxDatestamp
+	}
+	if hw.IsZero() {
+		hw = cp.HighWater
+	}
+	return store.Checkpoint{HighWater: hw, Granularity: cp.Granularity, LastComplete: now}
+}
+
+func fmtTime(t time.Time, g oaipmh.Granularity) string {
+	if t.IsZero() {
+		return ""
+	}
+	return g.Format(t)
+}
