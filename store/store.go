@@ -19,6 +19,7 @@ import (
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 )
 
 // Options configure Open.
@@ -74,17 +75,25 @@ func Open(opts Options) (*DB, error) {
 	}
 	memTable := opts.MemTableSize
 	if memTable <= 0 {
-		memTable = 32 << 20
+		memTable = 16 << 20
 	}
 	bo = bo.WithLogger(badgerLogger{opts.Logger.With("component", "badger")}).
 		WithSyncWrites(opts.SyncWrites).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(memTable).
-		WithNumMemtables(3).
+		WithNumMemtables(2).
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
 		WithValueLogFileSize(256 << 20).
+		// Tables at every level keep the base size: Badger sizes compaction
+		// buffers at twice the table size, and by default tables double per
+		// level, so memory would climb as the store grows.
+		WithNumCompactors(2).
 		WithMetricsEnabled(false)
+	bo.TableSizeMultiplier = 1
+	// Blocks hold small JSON states and keys (the metadata bytes live in the
+	// value log): compression buys little and costs CPU and per-builder buffers.
+	bo = bo.WithCompression(options.None)
 	if !opts.InMemory {
 		// Metadata bytes go to the value log, keeping the LSM tree small so list
 		// scans over record states stay fast. (In memory there is no value log.)
