@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/antchfx/xmlquery v1.5.2
 	github.com/dgraph-io/badger/v4 v4.9.6
+	github.com/gorilla/mux v1.8.1
 	github.com/robfig/cron/v3 v3.0.1
 	go.yaml.in/yaml/v3 v3.0.6
 )

@@ -7,10 +7,48 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/rsbridge/rsbridge/bridge"
+	"github.com/rsbridge/rsbridge/config"
 
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 )
+
+// cmdDemo runs the main job offline: it serves a synthetic repository on a
+// loopback port inside this process and harvests it into -data with the same
+// code path as "rsbridge harvest".
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("demo", stderr)
+	records := fs.Int("records", 2000, "number of records in the synthetic repository")
+	data := fs.String("data", "./demo-data", "data directory")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	src := oaiserver.New(oaiserver.Options{Records: *records, Prefixes: []string{"oai_dc", "jpcoar_2.0"}, DeletedEvery: 50})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	srv := &http.Server{Handler: bridge.DemoUpstreamHandler(src, *records), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	yaml := fmt.Sprintf("data_dir: %q\nlog_level: warn\ndefaults:\n  delay: 0s\nrepositories:\n  - name: demo\n    base_url: http://%s/oai\n    metadata_prefixes: [oai_dc, jpcoar_2.0]\n", *data, ln.Addr())
+	cfg, err := config.Parse(strings.NewReader(yaml))
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	fmt.Fprintf(stdout, "demo: harvesting a synthetic repository of %d records from http://%s/oai into %s\n", *records, ln.Addr(), *data)
+	if err := harvestRepos(ctx, cfg, cfg.Repositories, stderr, false, false, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "demo: done; run it again to see an incremental harvest that finds nothing new\n")
+	return nil
+}
 
 // cmdDemoUpstream serves a synthetic OAI-PMH repository, so rsbridge can be tried
 // (and benchmarked) without network access.
@@ -34,7 +72,7 @@ func cmdDemoUpstream(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("demo upstream: %w", err)
 	}
-	srv := &http.Server{Handler: src, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: bridge.DemoUpstreamHandler(src, *records), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "demo OAI-PMH repository with %d records at http://%s/oai\n", *records, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

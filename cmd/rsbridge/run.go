@@ -21,6 +21,7 @@ Usage:
   rsbridge harvest       -config FILE [-repo NAME] [-full]   harvest now, then exit
   rsbridge reconcile     -config FILE [-repo NAME] [-force]  find silent deletions now
   rsbridge check-config  -config FILE                        validate a configuration
+  rsbridge demo          [-records N] [-data DIR]            offline demo: harvest a built-in synthetic repository
   rsbridge demo-upstream [-listen ADDR] [-records N]         serve a synthetic OAI-PMH repository
   rsbridge version
 
@@ -41,6 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdHarvest(ctx, args[1:], stderr, true)
 	case "check-config":
 		err = cmdCheckConfig(args[1:], stdout, stderr)
+	case "demo":
+		err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "demo-upstream":
 		err = cmdDemoUpstream(ctx, args[1:], stdout, stderr)
 	case "version":
@@ -154,6 +157,12 @@ func cmdHarvest(ctx context.Context, args []string, stderr io.Writer, reconcile 
 		}
 		repos = []config.Repository{r}
 	}
+	return harvestRepos(ctx, cfg, repos, stderr, reconcile, *full, *force)
+}
+
+// harvestRepos opens the store and harvests (or reconciles) the repositories one
+// after the other, printing progress and a summary per metadata prefix.
+func harvestRepos(ctx context.Context, cfg *config.Config, repos []config.Repository, stderr io.Writer, reconcile, full, force bool) error {
 	log := newLogger(stderr, cfg.LogLevel)
 	db, err := store.Open(store.Options{Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), GCInterval: cfg.Store.GCInterval, Logger: log})
 	if err != nil {
@@ -171,9 +180,9 @@ func cmdHarvest(ctx context.Context, args []string, stderr io.Writer, reconcile 
 		}
 		var results []bridge.Result
 		if reconcile {
-			results, err = h.Reconcile(ctx, bridge.ReconcileOptions{Force: *force})
+			results, err = h.Reconcile(ctx, bridge.ReconcileOptions{Force: force})
 		} else {
-			results, err = h.Harvest(ctx, bridge.HarvestOptions{Full: *full})
+			results, err = h.Harvest(ctx, bridge.HarvestOptions{Full: full})
 		}
 		for _, res := range results {
 			c := res.Counts
