@@ -1,0 +1,265 @@
+// Package rsync writes and reads ResourceSync 1.1 documents (ANSI/NISO
+// Z39.99-2017): Sitemap <urlset> and <sitemapindex> documents with the rs:md and
+// rs:ln extension elements. Writers stream entry by entry to an io.Writer, so a
+// list of any length never sits in memory. Standard library only; it knows
+// nothing of OAI-PMH or HTTP.
+package rsync
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Namespaces.
+const (
+	SitemapNS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+	RSNS      = "http://www.openarchives.org/rs/terms/"
+)
+
+// Capabilities (root rs:md/@capability).
+const (
+	Description          = "description"
+	CapabilityList       = "capabilitylist"
+	ResourceList         = "resourcelist"
+	ChangeList           = "changelist"
+	ResourceDump         = "resourcedump"
+	ChangeDump           = "changedump"
+	ResourceDumpManifest = "resourcedump-manifest"
+	ChangeDumpManifest   = "changedump-manifest"
+)
+
+// MaxEntries is the Sitemap limit of entries per document (RS-006).
+const MaxEntries = 50000
+
+// MD is an rs:md element. Zero values are omitted.
+type MD struct {
+	Capability string
+	At         time.Time
+	Completed  time.Time
+	From       time.Time
+	Until      time.Time
+	Change     string // created, updated, deleted
+	DateTime   time.Time
+	Hash       string // e.g. "md5:… sha-256:…"
+	Length     int64
+	HasLength  bool // Length is written even when 0
+	Type       string
+	Encoding   string
+	Path       string
+}
+
+func (m *MD) empty() bool {
+	return m == nil || *m == MD{}
+}
+
+// Link is an rs:ln element.
+type Link struct {
+	Rel       string
+	Href      string
+	Type      string
+	Modified  time.Time
+	Hash      string
+	Length    int64
+	HasLength bool
+	Pri       int
+	Profile   string
+}
+
+// Entry is a <url> (in a urlset) or <sitemap> (in a sitemapindex).
+type Entry struct {
+	Loc     string
+	LastMod time.Time
+	MD      *MD
+	Links   []Link
+}
+
+// FormatTime renders a W3C datetime in UTC with a Z: seconds precision, plus
+// the fractional digits needed for sub-second times (GW-RS-06).
+func FormatTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.999999999Z")
+}
+
+// Hash builds the hash attribute from hex digests; empty ones are left out.
+func Hash(md5hex, sha256hex string) string {
+	var parts []string
+	if md5hex != "" {
+		parts = append(parts, "md5:"+md5hex)
+	}
+	if sha256hex != "" {
+		parts = append(parts, "sha-256:"+sha256hex)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Writer streams one document. Call Close to finish it; the first write error
+// sticks and is returned by every later call.
+type Writer struct {
+	bw    *bufio.Writer
+	item  string
+	root  string
+	err   error
+	count int
+}
+
+// ErrTooMany reports more entries than MaxEntries.
+var ErrTooMany = errors.New("rsync: more than 50000 entries in one document")
+
+// NewURLSet starts a <urlset> with the root links and rs:md.
+func NewURLSet(w io.Writer, md MD, links ...Link) *Writer {
+	return start(w, "urlset", "url", md, links)
+}
+
+// NewSitemapIndex starts a <sitemapindex> with the root links and rs:md.
+func NewSitemapIndex(w io.Writer, md MD, links ...Link) *Writer {
+	return start(w, "sitemapindex", "sitemap", md, links)
+}
+
+func start(w io.Writer, root, item string, md MD, links []Link) *Writer {
+	wr := &Writer{bw: bufio.NewWriterSize(w, 64<<10), item: item, root: root}
+	wr.str(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<" + root + ` xmlns="` + SitemapNS + `" xmlns:rs="` + RSNS + `">` + "\n")
+	for _, l := range links {
+		wr.str("  ")
+		wr.link(l)
+		wr.str("\n")
+	}
+	wr.str("  ")
+	wr.md(&md)
+	wr.str("\n")
+	return wr
+}
+
+// Count is the number of entries written.
+func (w *Writer) Count() int { return w.count }
+
+// Write adds one entry.
+func (w *Writer) Write(e Entry) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.count >= MaxEntries {
+		w.err = ErrTooMany
+		return w.err
+	}
+	w.count++
+	w.str("  <" + w.item + "><loc>")
+	escapeText(w, e.Loc)
+	w.str("</loc>")
+	if !e.LastMod.IsZero() {
+		w.str("<lastmod>" + FormatTime(e.LastMod) + "</lastmod>")
+	}
+	if !e.MD.empty() {
+		w.md(e.MD)
+	}
+	for _, l := range e.Links {
+		w.link(l)
+	}
+	w.str("</" + w.item + ">\n")
+	return w.err
+}
+
+// Close ends the document and flushes it.
+func (w *Writer) Close() error {
+	w.str("</" + w.root + ">\n")
+	if w.err == nil {
+		w.err = w.bw.Flush()
+	}
+	return w.err
+}
+
+func (w *Writer) str(s string) {
+	if w.err == nil {
+		_, w.err = w.bw.WriteString(s)
+	}
+}
+
+func (w *Writer) attr(name, v string) {
+	if v == "" {
+		return
+	}
+	w.str(" " + name + `="`)
+	escapeAttr(w, v)
+	w.str(`"`)
+}
+
+func (w *Writer) timeAttr(name string, t time.Time) {
+	if !t.IsZero() {
+		w.attr(name, FormatTime(t))
+	}
+}
+
+func (w *Writer) md(m *MD) {
+	w.str("<rs:md")
+	w.attr("capability", m.Capability)
+	w.attr("change", m.Change)
+	w.timeAttr("at", m.At)
+	w.timeAttr("completed", m.Completed)
+	w.timeAttr("from", m.From)
+	w.timeAttr("until", m.Until)
+	w.timeAttr("datetime", m.DateTime)
+	w.attr("hash", m.Hash)
+	if m.HasLength || m.Length != 0 {
+		w.attr("length", strconv.FormatInt(m.Length, 10))
+	}
+	w.attr("type", m.Type)
+	w.attr("encoding", m.Encoding)
+	w.attr("path", m.Path)
+	w.str("/>")
+}
+
+func (w *Writer) link(l Link) {
+	w.str("<rs:ln")
+	w.attr("rel", l.Rel)
+	w.attr("href", l.Href)
+	w.timeAttr("modified", l.Modified)
+	w.attr("hash", l.Hash)
+	if l.HasLength || l.Length != 0 {
+		w.attr("length", strconv.FormatInt(l.Length, 10))
+	}
+	w.attr("type", l.Type)
+	if l.Pri > 0 {
+		w.attr("pri", strconv.Itoa(l.Pri))
+	}
+	w.attr("profile", l.Profile)
+	w.str("/>")
+}
+
+func escapeText(w *Writer, s string) { escape(w, s, false) }
+func escapeAttr(w *Writer, s string) { escape(w, s, true) }
+
+func escape(w *Writer, s string, attr bool) {
+	last := 0
+	for i := 0; i < len(s); i++ {
+		var rep string
+		switch s[i] {
+		case '&':
+			rep = "&amp;"
+		case '<':
+			rep = "&lt;"
+		case '>':
+			rep = "&gt;"
+		case '"':
+			if !attr {
+				continue
+			}
+			rep = "&quot;"
+		case '\'':
+			rep = "&apos;"
+		case '\t', '\n', '\r':
+			if !attr {
+				continue
+			}
+			rep = fmt.Sprintf("&#x%X;", s[i])
+		default:
+			continue
+		}
+		w.str(s[last:i])
+		w.str(rep)
+		last = i + 1
+	}
+	w.str(s[last:])
+}

@@ -1,0 +1,195 @@
+package rsync
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file:\n%s", name, got)
+	}
+}
+
+// validate runs ../shared/xsd/validate.sh on the documents when xmllint exists.
+func validate(t *testing.T, docs map[string][]byte) {
+	t.Helper()
+	script, _ := filepath.Abs("../../shared/xsd/validate.sh")
+	if _, err := exec.LookPath("xmllint"); err != nil {
+		t.Skip("xmllint not installed (apt-get install libxml2-utils)")
+	}
+	if _, err := os.Stat(script); err != nil {
+		t.Skip("shared/xsd not next to the checkout")
+	}
+	dir := t.TempDir()
+	var files []string
+	for name, b := range docs {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		files = append(files, p)
+	}
+	out, err := exec.Command(script, files...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("schema validation failed: %v\n%s", err, out)
+	}
+}
+
+var t0 = time.Date(2026, 11, 22, 1, 2, 3, 456000000, time.UTC)
+
+func writeSamples(t *testing.T) map[string][]byte {
+	docs := map[string][]byte{}
+	var b bytes.Buffer
+	w := NewURLSet(&b, MD{Capability: ChangeList, From: t0.Truncate(time.Hour)},
+		Link{Rel: "up", Href: "http://127.0.0.1:8080/demo/oai_dc/all/capabilitylist.xml"},
+		Link{Rel: "index", Href: "http://127.0.0.1:8080/demo/oai_dc/all/changelist.xml"})
+	w.Write(Entry{Loc: "http://127.0.0.1:8080/demo/oai_dc/resource/oai%3Ax%3Aa%26b", LastMod: t0,
+		MD:    &MD{Change: "created", DateTime: t0, Hash: Hash("d41d8cd98f00b204e9800998ecf8427e", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"), Length: 0, HasLength: true, Type: "application/xml"},
+		Links: []Link{{Rel: "via", Href: "https://repo.example/oai?verb=GetRecord&identifier=oai:x:a&metadataPrefix=oai_dc", Modified: t0.Truncate(24 * time.Hour)}, {Rel: "alternate", Href: "http://127.0.0.1:8080/demo/jpcoar_2.0/resource/x", Type: "application/xml"}}})
+	w.Write(Entry{Loc: "http://127.0.0.1:8080/demo/oai_dc/resource/gone", MD: &MD{Change: "deleted", DateTime: t0.Add(time.Millisecond)}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	docs["changelist.xml"] = bytes.Clone(b.Bytes())
+	b.Reset()
+	ix := NewSitemapIndex(&b, MD{Capability: ResourceList, At: t0, Completed: t0.Add(time.Second)}, Link{Rel: "up", Href: "http://127.0.0.1:8080/demo/oai_dc/all/capabilitylist.xml"})
+	ix.Write(Entry{Loc: "http://127.0.0.1:8080/demo/oai_dc/all/resourcelist-00001.xml", MD: &MD{At: t0, Completed: t0.Add(time.Second)}})
+	ix.Close()
+	docs["resourcelist-index.xml"] = bytes.Clone(b.Bytes())
+	return docs
+}
+
+func TestWriterGoldenAndSchema(t *testing.T) {
+	docs := writeSamples(t)
+	for name, b := range docs {
+		golden(t, name, b)
+	}
+	validate(t, docs)
+}
+
+func TestRoundTrip(t *testing.T) {
+	docs := writeSamples(t)
+	d, err := Parse(bytes.NewReader(docs["changelist.xml"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Index || d.MD.Capability != ChangeList || !d.MD.From.Equal(t0.Truncate(time.Hour)) || d.Link("up") == "" || len(d.Entries) != 2 {
+		t.Fatalf("%+v", d)
+	}
+	e := d.Entries[0]
+	if e.Loc != "http://127.0.0.1:8080/demo/oai_dc/resource/oai%3Ax%3Aa%26b" || !e.MD.DateTime.Equal(t0) || !e.MD.HasLength || e.MD.Length != 0 ||
+		HashValue(e.MD.Hash, "sha-256") != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" || len(e.Links) != 2 || !strings.Contains(e.Links[0].Href, "&identifier=") {
+		t.Errorf("%+v %+v", e, e.MD)
+	}
+}
+
+func TestFormatTime(t *testing.T) {
+	for in, want := range map[time.Time]string{
+		time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC):                          "2024-01-02T03:04:05Z",
+		time.Date(2024, 1, 2, 3, 4, 5, 120000000, time.UTC):                  "2024-01-02T03:04:05.12Z",
+		time.Date(2024, 1, 2, 12, 4, 5, 1000, time.FixedZone("JST", 9*3600)): "2024-01-02T03:04:05.000001Z",
+	} {
+		if got := FormatTime(in); got != want {
+			t.Errorf("%v: %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestTooManyEntries(t *testing.T) {
+	var b bytes.Buffer
+	w := NewURLSet(&b, MD{Capability: ResourceList, At: t0})
+	for i := 0; i < MaxEntries; i++ {
+		if err := w.Write(Entry{Loc: "http://x/r"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Write(Entry{Loc: "http://x/r"}); err != ErrTooMany {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestParseCorpus reads every real and specification document kept in
+// testdata (trimming padded <loc> values, any element order, prefixed sitemap
+// namespace); the one malformed file must fail.
+func TestParseCorpus(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.xml")
+	if len(files) < 20 {
+		t.Fatalf("corpus missing")
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		d, err := Parse(bytes.NewReader(b))
+		name := filepath.Base(f)
+		switch {
+		case strings.Contains(name, "leading-newline"):
+			if err == nil {
+				t.Errorf("%s: malformed document accepted", name)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", name, err)
+		case d.MD.Capability == "":
+			t.Errorf("%s: no capability", name)
+		default:
+			for _, e := range d.Entries {
+				if e.Loc != strings.TrimSpace(e.Loc) || e.Loc == "" {
+					t.Errorf("%s: loc %q", name, e.Loc)
+				}
+			}
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.xml")
+	for _, file := range files {
+		b, _ := os.ReadFile(file)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := Parse(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		// What parses must survive a write and parse again with the same entries.
+		var out bytes.Buffer
+		w := NewURLSet(&out, d.MD, d.Links...)
+		if d.Index {
+			w = NewSitemapIndex(&out, d.MD, d.Links...)
+		}
+		for i, e := range d.Entries {
+			if i >= MaxEntries {
+				break
+			}
+			w.Write(e)
+		}
+		if err := w.Close(); err != nil {
+			return
+		}
+		d2, err := Parse(&out)
+		if err != nil {
+			t.Fatalf("rewritten document does not parse: %v\n%s", err, out.Bytes())
+		}
+		if len(d2.Entries) != len(d.Entries) {
+			t.Fatalf("entries %d != %d", len(d2.Entries), len(d.Entries))
+		}
+	})
+}
