@@ -75,13 +75,13 @@ func Open(opts Options) (*DB, error) {
 	}
 	memTable := opts.MemTableSize
 	if memTable <= 0 {
-		memTable = 16 << 20
+		memTable = 8 << 20
 	}
 	bo = bo.WithLogger(badgerLogger{opts.Logger.With("component", "badger")}).
 		WithSyncWrites(opts.SyncWrites).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(memTable).
-		WithNumMemtables(2).
+		WithNumMemtables(3).
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
 		WithValueLogFileSize(256 << 20).
