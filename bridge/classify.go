@@ -59,6 +59,13 @@ type applier struct {
 }
 
 func (a *applier) apply(rec *oaipmh.Record) error {
+	if err := a.applyRecord(rec); err != nil {
+		return err
+	}
+	return a.batch.EndRecord()
+}
+
+func (a *applier) applyRecord(rec *oaipmh.Record) error {
 	a.counts.Records++
 	h := rec.Header
 	if h.Identifier == "" {

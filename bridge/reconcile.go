@@ -17,9 +17,11 @@ type ReconcileOptions struct {
 	Force bool
 }
 
-// maxDeleteShare is the safety limit: a pass that would delete more than half of
-// the live records (and more than a handful) is refused, since that is far more
-// likely a misconfigured or broken endpoint than a real mass deletion.
+// maxDeleteShare is one of the safety limits: a pass that would delete more than
+// half of the live records (and more than a handful) is refused, since that is far
+// more likely a misconfigured or broken endpoint than a real mass deletion. An
+// empty list, or one that ends well short of the completeListSize it announced,
+// is refused too.
 const maxDeleteShare = 0.5
 
 // ErrReconcileRefused is returned when the safety limit stops a reconciliation.
@@ -75,7 +77,7 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 	}
 	q := oaipmh.Query{MetadataPrefix: prefix, Granularity: id.Granularity}
 	guard := oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
-	var listed int64
+	var listed, firstSize int64
 	for {
 		batch, err := h.db.NewBatch(h.repo.Name, prefix)
 		if err != nil {
@@ -89,34 +91,17 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 				return nil
 			}
 			listed++
-			if err := batch.MarkSeen(hd.Identifier); err != nil {
+			batch.MarkSeen(hd.Identifier)
+			if err := reconcileHeader(ap, batch, hd, &unknown, &pc); err != nil {
 				return err
 			}
-			old, err := batch.Get(hd.Identifier)
-			if err != nil {
-				return err
-			}
-			switch {
-			case hd.Deleted:
-				if old != nil && !old.Deleted {
-					return ap.apply(&oaipmh.Record{Header: *hd})
-				}
-			case old == nil || old.Deleted:
-				unknown = append(unknown, hd.Identifier)
-			case !slices.Equal(old.Members(), store.ExpandSets(hd.SetSpecs)):
-				// Membership changed without a datestamp change (OAI-PMH does
-				// not require one): a set move with the stored bytes.
-				next := *old
-				next.Sets = normaliseSets(hd.SetSpecs)
-				ev := &store.Event{Identifier: old.Identifier, Change: store.Updated, SetsBefore: old.Members(), SetsAfter: next.Members(),
-					SHA256: old.SHA256, MD5: old.MD5, Length: old.Length, Datestamp: hd.Datestamp}
-				pc.Updated++
-				return ap.write(ev, &next, nil)
-			}
-			return nil
+			return batch.EndRecord()
 		})
 		if err == nil {
 			err = guard.Check(q.Token, page)
+		}
+		if err == nil && q.Token == "" {
+			firstSize = page.Token.CompleteListSize
 		}
 		if err == nil {
 			err = batch.Commit()
@@ -138,7 +123,43 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 		}
 		q = oaipmh.Query{Token: page.Token.Value}
 	}
+	return h.finishReconcile(ctx, prefix, listed, firstSize, opts, res)
+}
 
+// reconcileHeader compares one listed header with the store.
+func reconcileHeader(ap *applier, batch *store.Batch, hd *oaipmh.Header, unknown *[]string, pc *Counts) error {
+	old, err := batch.Get(hd.Identifier)
+	if err != nil {
+		return err
+	}
+	switch {
+	case hd.Deleted:
+		if old != nil && !old.Deleted {
+			return ap.applyRecord(&oaipmh.Record{Header: *hd})
+		}
+	case old == nil || old.Deleted:
+		*unknown = append(*unknown, hd.Identifier)
+	case !slices.Equal(old.Members(), store.ExpandSets(hd.SetSpecs)):
+		// Membership changed without a datestamp change (OAI-PMH does not
+		// require one): a set move with the stored bytes.
+		next := *old
+		next.Sets = normaliseSets(hd.SetSpecs)
+		ev := &store.Event{Identifier: old.Identifier, Change: store.Updated, SetsBefore: old.Members(), SetsAfter: next.Members(),
+			SHA256: old.SHA256, MD5: old.MD5, Length: old.Length, Datestamp: hd.Datestamp}
+		pc.Updated++
+		return ap.write(ev, &next, nil)
+	}
+	return nil
+}
+
+// finishReconcile deletes what a complete pass did not list, within the safety
+// limits.
+func (h *Harvester) finishReconcile(ctx context.Context, prefix string, listed, firstSize int64, opts ReconcileOptions, res Result) Result {
+	log := h.log.With("prefix", prefix, "pass", "reconcile")
+	fail := func(what string, err error) Result {
+		res.Err = fmt.Errorf("reconcile %s %s: %s: %w", h.repo.Name, prefix, what, err)
+		return res
+	}
 	// The pass is complete: what was not seen is gone.
 	ctr, err := h.db.Counter(h.repo.Name, prefix)
 	if err != nil {
@@ -148,9 +169,18 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 	if err := h.db.Unseen(ctx, h.repo.Name, prefix, func(*store.Record) error { missing++; return nil }); err != nil {
 		return fail("find unseen records", err)
 	}
-	if missing > 10 && float64(missing) > maxDeleteShare*float64(ctr.Live) && !opts.Force {
-		return fail("safety limit", fmt.Errorf("%w: the complete identifier list (%d identifiers) lacks %d of %d live records; if the repository really deleted them run `rsbridge reconcile -force`",
-			ErrReconcileRefused, listed, missing, ctr.Live))
+	var why string
+	switch {
+	case opts.Force || missing == 0:
+	case listed == 0:
+		why = fmt.Sprintf("the repository listed no identifiers at all but %d records are live", ctr.Live)
+	case firstSize > 0 && float64(listed) < 0.9*float64(firstSize):
+		why = fmt.Sprintf("the list ended after %d identifiers although it announced completeListSize=%d", listed, firstSize)
+	case missing > 10 && float64(missing) > maxDeleteShare*float64(ctr.Live):
+		why = fmt.Sprintf("the complete identifier list (%d identifiers) lacks %d of %d live records", listed, missing, ctr.Live)
+	}
+	if why != "" {
+		return fail("safety limit", fmt.Errorf("%w: %s; if the repository really deleted them run `rsbridge reconcile -force`", ErrReconcileRefused, why))
 	}
 	if missing > 0 {
 		if err := h.deleteUnseen(ctx, prefix, &res.Counts); err != nil {
@@ -213,6 +243,9 @@ func (h *Harvester) deleteUnseen(ctx context.Context, prefix string, counts *Cou
 			return err
 		}
 		if err := ap.remove(cur, cur.Datestamp); err != nil {
+			return err
+		}
+		if err := batch.EndRecord(); err != nil {
 			return err
 		}
 		if n++; n >= per {

@@ -104,7 +104,7 @@ type Repository struct {
 // repository. A nil pointer means "not set here"; Config.Resolved fills in
 // the effective value.
 type Harvest struct {
-	// Timeout bounds a whole request including reading the body.
+	// Timeout is the longest wait for data from the repository (headers or the next body bytes).
 	Timeout *time.Duration `yaml:"timeout"`
 	// ConnectTimeout bounds establishing the connection.
 	ConnectTimeout *time.Duration `yaml:"connect_timeout"`

@@ -20,8 +20,23 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// progressReader calls onData whenever bytes arrive, to push the idle timeout back.
+type progressReader struct {
+	r      io.Reader
+	onData func()
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.onData()
+	}
+	return n, err
+}
 
 // Options configure a Client. Zero durations and sizes take the defaults noted.
 type Options struct {
@@ -29,7 +44,7 @@ type Options struct {
 	BaseURL        string
 	UserAgent      string            // default "rsbridge"
 	Headers        map[string]string // extra request headers
-	Timeout        time.Duration     // whole request including the body, default 120s
+	Timeout        time.Duration     // longest wait for data (headers or the next body bytes), default 120s
 	ConnectTimeout time.Duration     // default 10s
 	Delay          time.Duration     // politeness delay between requests, 0 = none
 	MaxRetries     int               // retries for network errors, 5xx, 429, 503
@@ -106,8 +121,10 @@ func NewClient(opts Options) (*Client, error) {
 	return &Client{
 		opts: opts,
 		base: u,
-		hc:   &http.Client{Transport: rt, Timeout: opts.Timeout},
-		log:  opts.Logger.With("repo", opts.Repository),
+		// No whole-request deadline: a large page on a slow link may take longer
+		// than Timeout in all; once() cancels a request that stalls instead.
+		hc:  &http.Client{Transport: rt},
+		log: opts.Logger.With("repo", opts.Repository),
 	}, nil
 }
 
@@ -197,7 +214,17 @@ func (c *Client) backoff(attempt int) time.Duration {
 
 // once sends the request and hands the body to consume. It reports whether a
 // failure is worth retrying and any Retry-After delay the server asked for.
-func (c *Client) once(ctx context.Context, u string, consume consumer) (err error, retryAfter time.Duration, retry bool) {
+func (c *Client) once(parent context.Context, u string, consume consumer) (err error, retryAfter time.Duration, retry bool) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var stalled atomic.Bool
+	idle := time.AfterFunc(c.opts.Timeout, func() { stalled.Store(true); cancel() })
+	defer idle.Stop()
+	defer func() {
+		if err != nil && stalled.Load() && parent.Err() == nil {
+			err, retry = fmt.Errorf("no data from the repository for %s (timeout): %w", c.opts.Timeout, err), true
+		}
+	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err, 0, false
@@ -212,7 +239,8 @@ func (c *Client) once(ctx context.Context, u string, consume consumer) (err erro
 		return err, 0, true
 	}
 	defer resp.Body.Close()
-	body := io.Reader(&limitedBody{r: resp.Body, n: c.opts.MaxBodyBytes, max: c.opts.MaxBodyBytes})
+	raw := &progressReader{r: resp.Body, onData: func() { idle.Reset(c.opts.Timeout) }}
+	body := io.Reader(&limitedBody{r: raw, n: c.opts.MaxBodyBytes, max: c.opts.MaxBodyBytes})
 	br := bufio.NewReaderSize(body, 32<<10)
 	// Some servers gzip without being asked or without saying so.
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -221,7 +249,8 @@ func (c *Client) once(ctx context.Context, u string, consume consumer) (err erro
 			return &FormatError{Reason: "bad gzip body", Err: zerr}, 0, false
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 32<<10)
+		// The cap applies to what we parse, too: a small gzip body can expand.
+		br = bufio.NewReaderSize(&limitedBody{r: zr, n: c.opts.MaxBodyBytes, max: c.opts.MaxBodyBytes}, 32<<10)
 	}
 
 	switch {
@@ -229,7 +258,12 @@ func (c *Client) once(ctx context.Context, u string, consume consumer) (err erro
 		ra := c.retryAfter(resp.Header.Get("Retry-After"))
 		return c.statusError(resp, br, ra), ra, true
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
-		return c.statusError(resp, br, 0), 0, true
+		// An OAI-PMH error document is a protocol answer whatever the status
+		// (PMH-003); anything else from a 5xx is worth retrying.
+		head, _ := br.Peek(2048)
+		if !bytes.Contains(head, []byte("OAI-PMH")) || !bytes.Contains(head, []byte("<error")) {
+			return c.statusError(resp, br, 0), 0, true
+		}
 	case resp.StatusCode != http.StatusOK:
 		// OAI error documents sent with a 4xx status (WEKO3 uses 422) are read as
 		// OAI-PMH; anything else is an HTTP error.

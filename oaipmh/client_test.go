@@ -336,3 +336,75 @@ func TestContextCancelStopsBackoff(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestIdleTimeout: a body that keeps coming slowly is fine even when it takes
+// longer than the timeout in all; one that stalls is cut off and retried.
+func TestIdleTimeout(t *testing.T) {
+	half := len(page1) / 2
+	slow := func(pause time.Duration, chunks int) func(http.ResponseWriter, *http.Request) {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(200)
+			step := len(page1)/chunks + 1
+			for i := 0; i < len(page1); i += step {
+				fmt.Fprint(w, page1[i:min(i+step, len(page1))])
+				w.(http.Flusher).Flush()
+				time.Sleep(pause)
+			}
+		}
+	}
+	stall := func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		fmt.Fprint(w, page1[:half])
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	}
+	s := &script{steps: []func(http.ResponseWriter, *http.Request){slow(60*time.Millisecond, 8), stall, xmlBody(200, page1)}}
+	c, sl, _ := newTestClient(t, s, func(o *Options) { o.Timeout = 250 * time.Millisecond })
+	if _, err := c.ListRecords(context.Background(), Query{MetadataPrefix: "oai_dc"}, func(*Record) error { return nil }); err != nil {
+		t.Fatalf("slow but steady body failed: %v", err)
+	}
+	if len(sl.d) != 0 {
+		t.Fatalf("retried a steady body: %v", sl.d)
+	}
+	if _, err := c.ListRecords(context.Background(), Query{MetadataPrefix: "oai_dc"}, func(*Record) error { return nil }); err != nil {
+		t.Fatalf("stalled body was not retried: %v", err)
+	}
+	if len(sl.d) != 1 {
+		t.Fatalf("waits %v", sl.d)
+	}
+}
+
+// TestOAIErrorWith5xx: an OAI error document sent with a 500 is a protocol
+// answer (PMH-003), not a reason to retry.
+func TestOAIErrorWith5xx(t *testing.T) {
+	b, _ := os.ReadFile("testdata/scythe__zenodo__error-badResumptionToken.xml")
+	s := &script{steps: []func(http.ResponseWriter, *http.Request){xmlBody(500, string(b))}}
+	c, sl, _ := newTestClient(t, s, nil)
+	_, err := c.ListRecords(context.Background(), Query{Token: "x"}, func(*Record) error { return nil })
+	if !IsCode(err, BadResumptionToken) || len(sl.d) != 0 {
+		t.Fatalf("got %v (waits %v)", err, sl.d)
+	}
+}
+
+func TestGuardCycleAndCap(t *testing.T) {
+	g := Guard{}
+	tok := func(v string) *Page { return &Page{Token: ResumptionToken{Value: v}, Count: 5} }
+	if err := g.Check("", tok("A")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Check("A", tok("B")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Check("B", tok("A")); err == nil || !strings.Contains(err.Error(), "already used (a cycle)") {
+		t.Fatalf("cycle: %v", err)
+	}
+	g = Guard{MaxPages: 3}
+	g.Check("", tok("1"))
+	g.Check("1", tok("2"))
+	if err := g.Check("2", tok("3")); err == nil || !strings.Contains(err.Error(), "more than 3 pages") {
+		t.Fatalf("cap: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/url"
 	"strings"
@@ -359,22 +360,42 @@ func (c *Client) ListSets(ctx context.Context, maxEmptyPages int, fn func(Set) e
 	}
 }
 
-// Guard stops resumption-token sequences that cannot make progress: the same token
-// returned for the request that sent it, or a run of empty pages that still carry
-// a token.
+// Guard stops resumption-token sequences that cannot make progress: a token that
+// was already used in the sequence (the same one back, or a cycle A→B→A), a run of
+// empty pages that still carry a token, or more pages than any real list has.
 type Guard struct {
 	MaxEmptyPages int // default 10
+	MaxPages      int // default 10,000,000
 	empty         int
+	pages         int
+	seen          map[uint64]struct{} // FNV-64 of every token sent: 8 bytes a page
 }
 
 // Check inspects the page returned for a request that sent token sent ("" for the
 // first request of a sequence).
 func (g *Guard) Check(sent string, p *Page) error {
+	g.pages++
+	if g.seen == nil {
+		g.seen = map[uint64]struct{}{}
+	}
+	if sent != "" {
+		g.seen[tokenHash(sent)] = struct{}{}
+	}
 	if p.Done() {
 		return nil
 	}
 	if sent != "" && p.Token.Value == sent {
 		return &GuardError{Reason: fmt.Sprintf("the repository returned the resumption token %q that was just sent (a loop)", p.Token.Value)}
+	}
+	if _, ok := g.seen[tokenHash(p.Token.Value)]; ok {
+		return &GuardError{Reason: fmt.Sprintf("the repository returned the resumption token %q, which this list already used (a cycle)", p.Token.Value)}
+	}
+	maxPages := g.MaxPages
+	if maxPages <= 0 {
+		maxPages = 10_000_000
+	}
+	if g.pages >= maxPages {
+		return &GuardError{Reason: fmt.Sprintf("more than %d pages in one list", maxPages)}
 	}
 	max := g.MaxEmptyPages
 	if max <= 0 {
@@ -389,4 +410,10 @@ func (g *Guard) Check(sent string, p *Page) error {
 		g.empty = 0
 	}
 	return nil
+}
+
+func tokenHash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -11,22 +12,40 @@ import (
 
 // Batch is one atomic unit of harvest work for (repo, prefix): the records,
 // events and checkpoint of one OAI-PMH page. Reads through the batch see its own
-// writes. If Badger refuses the transaction as too big, the batch commits what it
-// has and carries on in a new transaction; the checkpoint, written last, lands in
-// the final one, so a crash between the parts replays the page, and replaying a
-// page is idempotent.
+// writes.
+//
+// Everything one record produces (event, per-set entries, Change List catalog,
+// counter, state, bytes, membership) is staged in memory and applied to the
+// transaction as a unit by EndRecord. When the next record would not fit in the
+// transaction (the estimate replicates Badger's own), the transaction is
+// committed first, so a split falls between records, never inside one, and every
+// committed part is consistent. The checkpoint is staged last by SetCheckpoint and
+// applied by Commit, so a crash between parts replays the page, which is
+// idempotent record by record.
 type Batch struct {
 	db           *DB
 	repo, prefix string
 	txn          *badger.Txn
-	ctr          Counter
-	ctrDirty     bool
+	txnSize      int64
+	txnCount     int64
 	parts        int
+
+	staged   []op
+	ctr      Counter
+	ctrDirty bool
+	lists    map[string]*ChangeListInfo // latest list per set, as staged
+	dirty    map[string]bool
+}
+
+type op struct {
+	k, v []byte
+	del  bool
 }
 
 // NewBatch starts a batch.
 func (db *DB) NewBatch(repo, prefix string) (*Batch, error) {
-	b := &Batch{db: db, repo: repo, prefix: prefix, txn: db.bdb.NewTransaction(true)}
+	b := &Batch{db: db, repo: repo, prefix: prefix, txn: db.bdb.NewTransaction(true),
+		lists: map[string]*ChangeListInfo{}, dirty: map[string]bool{}}
 	if _, err := getJSON(b.txn, key('n', repo, prefix), &b.ctr); err != nil {
 		b.txn.Discard()
 		return nil, fmt.Errorf("store: counter %s/%s: %w", repo, prefix, err)
@@ -34,56 +53,91 @@ func (db *DB) NewBatch(repo, prefix string) (*Batch, error) {
 	return b, nil
 }
 
-// Parts is the number of transactions the batch needed so far beyond the first.
+// Parts is the number of transactions the batch needed beyond the first.
 func (b *Batch) Parts() int { return b.parts }
 
-func (b *Batch) set(k, v []byte) error {
-	err := b.txn.Set(k, v)
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		if err := b.flush(); err != nil {
-			return err
-		}
-		b.parts++
-		b.txn = b.db.bdb.NewTransaction(true)
-		err = b.txn.Set(k, v)
+func (b *Batch) stage(k, v []byte) { b.staged = append(b.staged, op{k: k, v: v}) }
+func (b *Batch) stageDel(k []byte) { b.staged = append(b.staged, op{k: k, del: true}) }
+
+// estimate is Badger's own size estimate for one write (txn.checkSize).
+func (b *Batch) estimate(o op) int64 {
+	v := int64(len(o.v))
+	if v >= b.db.valueThreshold {
+		v = 12
 	}
-	return err
+	return int64(len(o.k)) + v + 2 + 10
 }
 
-func (b *Batch) del(k []byte) error {
-	err := b.txn.Delete(k)
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		if err := b.flush(); err != nil {
-			return err
-		}
-		b.parts++
-		b.txn = b.db.bdb.NewTransaction(true)
-		err = b.txn.Delete(k)
-	}
-	return err
-}
-
-// flush writes the counter and commits the current transaction.
-func (b *Batch) flush() error {
+// EndRecord applies what the current record staged. Callers call it after each
+// record; Commit calls it too.
+func (b *Batch) EndRecord() error {
 	if b.ctrDirty {
 		v, err := json.Marshal(b.ctr)
 		if err != nil {
 			return err
 		}
-		if err := b.txn.Set(key('n', b.repo, b.prefix), v); err != nil {
+		b.stage(key('n', b.repo, b.prefix), v)
+		b.ctrDirty = false
+	}
+	for set := range b.dirty {
+		l := b.lists[set]
+		v, err := json.Marshal(l)
+		if err != nil {
 			return err
 		}
+		b.stage(key('l', b.repo, b.prefix, set, l.ID), v)
+		delete(b.dirty, set)
 	}
-	if err := b.txn.Commit(); err != nil {
-		return fmt.Errorf("store: commit %s/%s: %w", b.repo, b.prefix, err)
+	if len(b.staged) == 0 {
+		return nil
 	}
+	var size int64
+	for _, o := range b.staged {
+		size += b.estimate(o)
+	}
+	count := int64(len(b.staged))
+	if b.txnCount > 0 && (b.txnCount+count >= b.db.maxBatchCount || b.txnSize+size >= b.db.maxBatchSize) {
+		if err := b.txn.Commit(); err != nil {
+			return fmt.Errorf("store: commit %s/%s: %w", b.repo, b.prefix, err)
+		}
+		b.parts++
+		b.txn = b.db.bdb.NewTransaction(true)
+		b.txnSize, b.txnCount = 0, 0
+	}
+	for _, o := range b.staged {
+		var err error
+		if o.del {
+			err = b.txn.Delete(o.k)
+		} else {
+			err = b.txn.Set(o.k, o.v)
+		}
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			return fmt.Errorf("store: one record of %s/%s needs more than a whole transaction (%d writes, ~%d bytes)", b.repo, b.prefix, count, size)
+		}
+		if err != nil {
+			return fmt.Errorf("store: write %s/%s: %w", b.repo, b.prefix, err)
+		}
+	}
+	b.txnSize += size
+	b.txnCount += count
+	b.staged = b.staged[:0]
 	return nil
 }
 
-// Get returns the record as the batch sees it, or nil.
+// Get returns the record as the batch sees it (including what the current
+// record staged), or nil.
 func (b *Batch) Get(id string) (*Record, error) {
+	k := key('r', b.repo, b.prefix, id)
 	r := &Record{Repo: b.repo, Prefix: b.prefix, Identifier: id}
-	found, err := getJSON(b.txn, key('r', b.repo, b.prefix, id), r)
+	for i := len(b.staged) - 1; i >= 0; i-- {
+		if string(b.staged[i].k) == string(k) {
+			if b.staged[i].del {
+				return nil, nil
+			}
+			return r, json.Unmarshal(b.staged[i].v, r)
+		}
+	}
+	found, err := getJSON(b.txn, k, r)
 	if err != nil {
 		return nil, wrapKey(err, b.repo, b.prefix, id)
 	}
@@ -93,8 +147,9 @@ func (b *Batch) Get(id string) (*Record, error) {
 	return r, nil
 }
 
-// Put writes the record's state and, for a live record, its metadata bytes (nil
-// keeps the stored bytes). It maintains set membership and the record counts.
+// Put stages the record's state and, for a live record, its metadata bytes (nil
+// keeps the stored bytes). It maintains set membership, whose values carry the
+// record state so per-set Resource Lists are one scan, and the record counts.
 func (b *Batch) Put(rec *Record, metadata []byte) error {
 	old, err := b.Get(rec.Identifier)
 	if err != nil {
@@ -105,32 +160,20 @@ func (b *Batch) Put(rec *Record, metadata []byte) error {
 		return err
 	}
 	id := rec.Identifier
-	if err := b.set(key('r', b.repo, b.prefix, id), v); err != nil {
-		return wrapKey(err, b.repo, b.prefix, id)
-	}
+	b.stage(key('r', b.repo, b.prefix, id), v)
 	if rec.Deleted {
-		if err := b.del(key('d', b.repo, b.prefix, id)); err != nil {
-			return wrapKey(err, b.repo, b.prefix, id)
-		}
+		b.stageDel(key('d', b.repo, b.prefix, id))
 	} else if metadata != nil {
-		if err := b.set(key('d', b.repo, b.prefix, id), metadata); err != nil {
-			return wrapKey(err, b.repo, b.prefix, id)
-		}
+		b.stage(key('d', b.repo, b.prefix, id), metadata)
 	}
 	before, after := old.Members(), rec.Members()
 	for _, s := range before {
-		if !containsString(after, s) {
-			if err := b.del(key('m', b.repo, b.prefix, s, id)); err != nil {
-				return wrapKey(err, b.repo, b.prefix, id)
-			}
+		if !slices.Contains(after, s) {
+			b.stageDel(key('m', b.repo, b.prefix, s, id))
 		}
 	}
 	for _, s := range after {
-		if !containsString(before, s) {
-			if err := b.set(key('m', b.repo, b.prefix, s, id), nil); err != nil {
-				return wrapKey(err, b.repo, b.prefix, id)
-			}
-		}
+		b.stage(key('m', b.repo, b.prefix, s, id), v)
 	}
 	wasLive, isLive := old != nil && !old.Deleted, !rec.Deleted
 	wasTomb, isTomb := old != nil && old.Deleted, rec.Deleted
@@ -149,18 +192,10 @@ func btoi(v bool) int64 {
 	return 0
 }
 
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // Append assigns the event the next sequence number and a detection time strictly
-// after the previous event's (microsecond steps), and writes it with its per-set
-// index entries.
+// after the previous event's (microsecond steps), and stages it with its entry in
+// each resource set it concerns (all records, and every set it joins, stays in or
+// leaves) and those sets' Change List catalog.
 func (b *Batch) Append(ev *Event) error {
 	now := b.db.now().UTC().Truncate(time.Microsecond)
 	if !now.After(b.ctr.LastTime) {
@@ -174,45 +209,123 @@ func (b *Batch) Append(ev *Event) error {
 	if err != nil {
 		return err
 	}
-	if err := b.set(seqKey('e', ev.Seq, b.repo, b.prefix), v); err != nil {
-		return fmt.Errorf("store: event %s/%s/%d: %w", b.repo, b.prefix, ev.Seq, err)
-	}
-	for _, s := range unionSets(ev.SetsBefore, ev.SetsAfter) {
-		if c := ev.SetChange(s); c != 0 {
-			if err := b.set(seqKey('x', ev.Seq, b.repo, b.prefix, s), []byte{byte(c)}); err != nil {
-				return fmt.Errorf("store: event %s/%s/%d: %w", b.repo, b.prefix, ev.Seq, err)
-			}
+	b.stage(seqKey('e', ev.Seq, b.repo, b.prefix), v)
+	sets := append([]string{AllSet}, unionSets(ev.SetsBefore, ev.SetsAfter)...)
+	for _, s := range sets {
+		c := ev.Change
+		if s != AllSet {
+			c = ev.SetChange(s)
+		}
+		if c == 0 {
+			continue
+		}
+		se := SetEvent{Time: ev.Time, Identifier: ev.Identifier, Change: c, Datestamp: ev.Datestamp}
+		if c != Deleted {
+			se.SHA256, se.MD5, se.Length = ev.SHA256, ev.MD5, ev.Length
+		}
+		sv, err := json.Marshal(se)
+		if err != nil {
+			return err
+		}
+		b.stage(seqKey('x', ev.Seq, b.repo, b.prefix, s), sv)
+		if err := b.catalog(s, ev); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// catalog counts the event into the set's current Change List, starting a new
+// list when the period changed or the current one is full.
+func (b *Batch) catalog(set string, ev *Event) error {
+	cur, ok := b.lists[set]
+	if !ok {
+		var err error
+		if cur, err = b.lastList(set); err != nil {
+			return err
+		}
+		b.lists[set] = cur
+	}
+	dur, limit := b.db.clPeriod, b.db.clLimit
+	period := ev.Time.Truncate(dur)
+	switch {
+	case cur == nil:
+		cur = &ChangeListInfo{Period: period, Dur: dur, Part: 1, From: period, Limit: limit}
+	case !period.Equal(cur.Period) && !ev.Time.Before(cur.Period.Add(cur.Dur)):
+		cur = &ChangeListInfo{Period: period, Dur: dur, Part: 1, From: cur.Period.Add(cur.Dur), Limit: limit}
+	case cur.Count >= cur.Limit:
+		cur = &ChangeListInfo{Period: cur.Period, Dur: cur.Dur, Part: cur.Part + 1, From: cur.LastTime, Limit: limit}
+	}
+	if cur.Count == 0 {
+		cur.ID = ListID(cur.Period, cur.Part)
+		cur.FirstSeq = ev.Seq
+	}
+	cur.Count++
+	cur.LastSeq = ev.Seq
+	cur.LastTime = ev.Time
+	b.lists[set] = cur
+	b.dirty[set] = true
+	return nil
+}
+
+// lastList reads the newest catalog entry of a set, or nil.
+func (b *Batch) lastList(set string) (*ChangeListInfo, error) {
+	p := prefixKey('l', b.repo, b.prefix, set)
+	o := badger.DefaultIteratorOptions
+	o.Reverse = true
+	o.Prefix = p
+	it := b.txn.NewIterator(o)
+	defer it.Close()
+	it.Seek(append(slices.Clone(p), 0xFF))
+	if !it.ValidForPrefix(p) {
+		return nil, nil
+	}
+	l := &ChangeListInfo{Set: set, ID: string(it.Item().Key()[len(p):])}
+	if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, l) }); err != nil {
+		return nil, fmt.Errorf("store: change list catalog %s/%s/%q: %w", b.repo, b.prefix, set, err)
+	}
+	return l, nil
+}
+
 func unionSets(a, b []string) []string {
 	out := append([]string(nil), a...)
 	for _, s := range b {
-		if !containsString(out, s) {
+		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// SetCheckpoint stores the checkpoint; call it after the page's records.
+// SetCheckpoint stages the checkpoint; Commit applies it after everything else.
 func (b *Batch) SetCheckpoint(cp Checkpoint) error {
+	if err := b.EndRecord(); err != nil {
+		return err
+	}
 	v, err := json.Marshal(cp)
 	if err != nil {
 		return err
 	}
-	return b.set(key('c', b.repo, b.prefix), v)
+	b.stage(key('c', b.repo, b.prefix), v)
+	return nil
 }
 
 // MarkSeen records that a reconciliation pass saw the identifier.
-func (b *Batch) MarkSeen(id string) error {
-	return b.set(key('p', b.repo, b.prefix, id), nil)
+func (b *Batch) MarkSeen(id string) {
+	b.stage(key('p', b.repo, b.prefix, id), nil)
 }
 
 // Commit makes everything in the batch durable.
-func (b *Batch) Commit() error { return b.flush() }
+func (b *Batch) Commit() error {
+	if err := b.EndRecord(); err != nil {
+		return err
+	}
+	if err := b.txn.Commit(); err != nil {
+		return fmt.Errorf("store: commit %s/%s: %w", b.repo, b.prefix, err)
+	}
+	return nil
+}
 
 // Discard drops what was not committed; safe after Commit.
 func (b *Batch) Discard() { b.txn.Discard() }
+

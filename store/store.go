@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/skl"
 )
 
 // Options configure Open.
@@ -33,6 +35,11 @@ type Options struct {
 	// MemTableSize bounds Badger's memtable and so the largest transaction
 	// (default 32 MiB); tests make it small to exercise transaction splitting.
 	MemTableSize int64
+	// ChangeListLimit and ChangeListPeriod cut the Change Lists of every
+	// resource set (defaults 50,000 entries and 24 h). Changing them affects
+	// only lists started afterwards.
+	ChangeListLimit  int
+	ChangeListPeriod time.Duration
 }
 
 // DB is an open store. Close it to stop the value-log GC and release the lock.
@@ -43,8 +50,16 @@ type DB struct {
 	now  func() time.Time
 	dir  string
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+
+	valueThreshold int64 // Badger's, for the batch size estimate
+	maxBatchSize   int64 // the transaction limits the batch stays below
+	maxBatchCount  int64
+	clLimit        int
+	clPeriod       time.Duration
 }
 
 // ErrLocked reports a data directory held by another process.
@@ -59,7 +74,14 @@ func Open(opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	db := &DB{log: opts.Logger, now: opts.Now, dir: opts.Dir, stop: make(chan struct{})}
+	db := &DB{log: opts.Logger, now: opts.Now, dir: opts.Dir, stop: make(chan struct{}),
+		clLimit: opts.ChangeListLimit, clPeriod: opts.ChangeListPeriod}
+	if db.clLimit <= 0 {
+		db.clLimit = 50000
+	}
+	if db.clPeriod <= 0 {
+		db.clPeriod = 24 * time.Hour
+	}
 	bo := badger.DefaultOptions(opts.Dir)
 	if opts.InMemory {
 		bo = badger.DefaultOptions("").WithInMemory(true)
@@ -99,6 +121,11 @@ func Open(opts Options) (*DB, error) {
 		// scans over record states stay fast. (In memory there is no value log.)
 		bo = bo.WithValueThreshold(1 << 10)
 	}
+	// Badger refuses a transaction at 15% of the memtable size or at that size
+	// divided by a skiplist node; batches stay at 90% of both.
+	db.maxBatchSize = 15 * bo.MemTableSize / 100 * 9 / 10
+	db.maxBatchCount = 15 * bo.MemTableSize / 100 / int64(skl.MaxNodeSize) * 9 / 10
+	db.valueThreshold = bo.ValueThreshold
 	bdb, err := badger.Open(bo)
 	if err != nil {
 		db.unlock()
@@ -141,16 +168,18 @@ func (db *DB) unlock() {
 	}
 }
 
-// Close stops the GC loop, closes Badger and releases the directory lock.
+// Close stops the GC loop, closes Badger and releases the directory lock. Later
+// calls return the first call's result.
 func (db *DB) Close() error {
-	close(db.stop)
-	db.wg.Wait()
-	err := db.bdb.Close()
-	db.unlock()
-	if err != nil {
-		return fmt.Errorf("close store: %w", err)
-	}
-	return nil
+	db.closeOnce.Do(func() {
+		close(db.stop)
+		db.wg.Wait()
+		if err := db.bdb.Close(); err != nil {
+			db.closeErr = fmt.Errorf("close store: %w", err)
+		}
+		db.unlock()
+	})
+	return db.closeErr
 }
 
 func (db *DB) gcLoop(every time.Duration) {
@@ -311,14 +340,15 @@ func (db *DB) UpdateRepoInfo(repo string, fn func(*RepoInfo)) error {
 	})
 }
 
-// ReplaceSets stores the repository's sets, dropping sets no longer reported.
+// ReplaceSets stores the repository's sets and drops sets no longer reported,
+// in one transaction when it fits (a repository with tens of thousands of sets
+// is written in several, new names first, stale ones dropped last).
 func (db *DB) ReplaceSets(repo string, sets []SetInfo) error {
-	if err := db.bdb.DropPrefix(prefixKey('s', repo)); err != nil {
-		return fmt.Errorf("store: sets of %s: %w", repo, err)
-	}
+	keep := make(map[string]bool, len(sets))
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
 	for _, s := range sets {
+		keep[s.Spec] = true
 		b, err := json.Marshal(s)
 		if err != nil {
 			return err
@@ -326,6 +356,18 @@ func (db *DB) ReplaceSets(repo string, sets []SetInfo) error {
 		if err := wb.Set(key('s', repo, s.Spec), b); err != nil {
 			return fmt.Errorf("store: sets of %s: %w", repo, err)
 		}
+	}
+	p := prefixKey('s', repo)
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		return scan(txn, p, false, func(k, _ []byte) error {
+			if !keep[string(k[len(p):])] {
+				return wb.Delete(slices.Clone(k))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("store: sets of %s: %w", repo, err)
 	}
 	return wb.Flush()
 }

@@ -140,7 +140,10 @@ func TestBatchSplitsWhenTooBig(t *testing.T) {
 		if err := b.Append(ev); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Put(&Record{Identifier: id, Seq: ev.Seq}, meta); err != nil {
+		if err := b.Put(&Record{Identifier: id, Seq: ev.Seq, Sets: []string{"a:b:c:d", "x:y:z"}}, meta); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.EndRecord(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,7 +157,12 @@ func TestBatchSplitsWhenTooBig(t *testing.T) {
 	ctr, _ := db.Counter("r", "p")
 	n := 0
 	db.Records(context.Background(), "r", "p", func(*Record) error { n++; return nil })
-	if ctr.Seq != 500 || ctr.Live != 500 || n != 500 {
-		t.Fatalf("counter %+v records %d", ctr, n)
+	members := 0
+	db.SetMembers(context.Background(), "r", "p", "x:y", func(string) error { members++; return nil })
+	if ctr.Seq != 500 || ctr.Live != 500 || n != 500 || members != 500 {
+		t.Fatalf("counter %+v records %d members %d", ctr, n, members)
+	}
+	if cp, _ := db.Checkpoint("r", "p"); cp.Token != "next" {
+		t.Fatalf("checkpoint %+v", cp)
 	}
 }

@@ -148,3 +148,54 @@ type Counter struct {
 	Live     int64     `json:"live"`
 	Deleted  int64     `json:"deleted"` // tombstones
 }
+
+// SetEvent is one change as a resource set sees it: what a Change List entry
+// needs, stored under the set so a Change List page is one prefix scan.
+type SetEvent struct {
+	Seq        uint64    `json:"-"`
+	Time       time.Time `json:"t"`
+	Identifier string    `json:"id"`
+	Change     Change    `json:"c"`
+	SHA256     string    `json:"sha256,omitempty"`
+	MD5        string    `json:"md5,omitempty"`
+	Length     int64     `json:"len,omitempty"`
+	Datestamp  time.Time `json:"ds"`
+}
+
+// ChangeListInfo is one Change List of a resource set. Lists are cut when a
+// period (UTC, aligned to the Unix epoch) ends or when one holds the page limit of
+// entries; a list's From is the previous list's Until, so lists are contiguous.
+// The catalog is written with the events, so a closed list never changes.
+type ChangeListInfo struct {
+	Set      string        `json:"-"`
+	ID       string        `json:"-"` // sorts in time order: 20261122T000000Z-0001
+	Period   time.Time     `json:"period"`
+	Dur      time.Duration `json:"dur"`
+	Part     int           `json:"part"`
+	From     time.Time     `json:"from"`
+	Count    int           `json:"count"`
+	Limit    int           `json:"limit"`
+	FirstSeq uint64        `json:"first"`
+	LastSeq  uint64        `json:"last"`
+	LastTime time.Time     `json:"last_time"`
+}
+
+// Until is when the list closed, or zero while it is open at now.
+func (c *ChangeListInfo) Until(now time.Time) time.Time {
+	if c.Count >= c.Limit {
+		return c.LastTime
+	}
+	if end := c.Period.Add(c.Dur); !now.Before(end) {
+		return end
+	}
+	return time.Time{}
+}
+
+// ListID names the list of a period and part.
+func ListID(period time.Time, part int) string {
+	return period.UTC().Format("20060102T150405Z") + "-" + fmt.Sprintf("%04d", part)
+}
+
+// AllSet is the set name under which the all-records resource set is kept; no
+// setSpec is empty.
+const AllSet = ""
