@@ -328,4 +328,3 @@ func (b *Batch) Commit() error {
 
 // Discard drops what was not committed; safe after Commit.
 func (b *Batch) Discard() { b.txn.Discard() }
-
