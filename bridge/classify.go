@@ -55,6 +55,7 @@ type applier struct {
 	now    func() time.Time
 	log    *slog.Logger
 	url    string
+	host   string // the repository's host, preferred for landing pages
 	maxDS  time.Time
 }
 
@@ -112,6 +113,10 @@ func (a *applier) applyRecord(rec *oaipmh.Record) error {
 	}
 	if old != nil {
 		next.FirstSeen = old.FirstSeen
+		next.Landing = old.Landing
+	}
+	if old == nil || old.SHA256 != next.SHA256 {
+		next.Landing = landingPage(rec.Metadata, a.host)
 	}
 	switch {
 	case old == nil || old.Deleted:

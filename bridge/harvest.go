@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync"
 	"time"
 
@@ -44,6 +45,7 @@ type Harvester struct {
 	log      *slog.Logger
 	now      func() time.Time
 	progress func(Progress)
+	host     string
 
 	mu sync.Mutex
 }
@@ -105,7 +107,11 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 	if err != nil {
 		return nil, err
 	}
-	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress}, nil
+	host := ""
+	if u, err := url.Parse(repo.BaseURL); err == nil {
+		host = u.Hostname()
+	}
+	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, host: host}, nil
 }
 
 // HarvestOptions select what one run does.
@@ -255,7 +261,7 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 			return fail("open batch", err)
 		}
 		var pc Counts
-		ap := &applier{batch: batch, counts: &pc, now: h.now, log: log, url: h.client.URL(nil)}
+		ap := &applier{batch: batch, counts: &pc, now: h.now, log: log, url: h.client.URL(nil), host: h.host}
 		page, err := h.client.ListRecords(ctx, q, ap.apply)
 		if err == nil {
 			err = guard.Check(q.Token, page)

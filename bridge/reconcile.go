@@ -84,7 +84,7 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 			return fail("open batch", err)
 		}
 		var pc Counts
-		ap := &applier{batch: batch, counts: &pc, now: h.now, log: log, url: h.client.URL(nil)}
+		ap := &applier{batch: batch, counts: &pc, now: h.now, log: log, url: h.client.URL(nil), host: h.host}
 		var unknown []string
 		page, err := h.client.ListIdentifiers(ctx, q, func(hd *oaipmh.Header) error {
 			if hd.Identifier == "" {
@@ -208,7 +208,7 @@ func (h *Harvester) fetchOne(ctx context.Context, prefix, oid string, counts *Co
 		return err
 	}
 	defer batch.Discard()
-	ap := &applier{batch: batch, counts: counts, now: h.now, log: h.log}
+	ap := &applier{batch: batch, counts: counts, now: h.now, log: h.log, host: h.host}
 	if err := ap.apply(rec); err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (h *Harvester) deleteUnseen(ctx context.Context, prefix string, counts *Cou
 				return err
 			}
 		}
-		ap := &applier{batch: batch, counts: counts, now: h.now, log: h.log}
+		ap := &applier{batch: batch, counts: counts, now: h.now, log: h.log, host: h.host}
 		cur, err := batch.Get(r.Identifier)
 		if err != nil || cur == nil || cur.Deleted {
 			return err

@@ -86,7 +86,7 @@ func (c *Config) Validate() error {
 func (p *problems) listen(s string) bool {
 	host, port, err := net.SplitHostPort(s)
 	n, perr := strconv.Atoi(port)
-	if err != nil || perr != nil || n < 1 || n > 65535 || strings.ContainsFunc(host, unicode.IsSpace) {
+	if err != nil || perr != nil || n < 0 || n > 65535 || strings.ContainsFunc(host, unicode.IsSpace) {
 		p.addf("listen", "must be host:port (got %q)", s)
 		return false
 	}

@@ -246,18 +246,12 @@ func (b *Batch) catalog(set string, ev *Event) error {
 		}
 		b.lists[set] = cur
 	}
-	dur, limit := b.db.clPeriod, b.db.clLimit
-	period := ev.Time.Truncate(dur)
-	switch {
-	case cur == nil:
-		cur = &ChangeListInfo{Period: period, Dur: dur, Part: 1, From: period, Limit: limit}
-	case !period.Equal(cur.Period) && !ev.Time.Before(cur.Period.Add(cur.Dur)):
-		cur = &ChangeListInfo{Period: period, Dur: dur, Part: 1, From: cur.Period.Add(cur.Dur), Limit: limit}
-	case cur.Count >= cur.Limit:
-		cur = &ChangeListInfo{Period: cur.Period, Dur: cur.Dur, Part: cur.Part + 1, From: cur.LastTime, Limit: limit}
+	if cur == nil || !cur.Covers(ev.Time) {
+		next := NextList(cur, ev.Time, b.db.clPeriod, b.db.clLimit)
+		next.Set = set
+		cur = &next
 	}
 	if cur.Count == 0 {
-		cur.ID = ListID(cur.Period, cur.Part)
 		cur.FirstSeq = ev.Seq
 	}
 	cur.Count++

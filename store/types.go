@@ -38,6 +38,7 @@ type Record struct {
 	Sets         []string  `json:"sets,omitempty"` // setSpecs as in the header
 	Deleted      bool      `json:"del,omitempty"`
 	Namespace    string    `json:"ns,omitempty"` // namespace of the metadata root
+	Landing      string    `json:"land,omitempty"` // landing page the metadata names, for rel="describes"
 	Length       int64     `json:"len"`
 	MD5          string    `json:"md5,omitempty"` // hex
 	SHA256       string    `json:"sha256,omitempty"`
@@ -189,6 +190,33 @@ func (c *ChangeListInfo) Until(now time.Time) time.Time {
 		return end
 	}
 	return time.Time{}
+}
+
+// NextList is the list that follows last for a change at (or, for the server's
+// open list, a request at) time t: the same period's next part when last is full,
+// else the period of t. Its From is last's Until, so lists are contiguous. With
+// no last list, the first list starts at the beginning of t's period.
+func NextList(last *ChangeListInfo, t time.Time, dur time.Duration, limit int) ChangeListInfo {
+	period := t.UTC().Truncate(dur)
+	next := ChangeListInfo{Set: "", Period: period, Dur: dur, Part: 1, From: period, Limit: limit}
+	if last != nil {
+		next.Set = last.Set
+		if last.Count >= last.Limit {
+			next.From = last.LastTime
+			if period.Equal(last.Period) {
+				next.Part = last.Part + 1
+			}
+		} else {
+			next.From = last.Period.Add(last.Dur)
+		}
+	}
+	next.ID = ListID(next.Period, next.Part)
+	return next
+}
+
+// Covers reports whether a change at t still belongs in the list.
+func (c *ChangeListInfo) Covers(t time.Time) bool {
+	return c.Count < c.Limit && t.Before(c.Period.Add(c.Dur))
 }
 
 // ListID names the list of a period and part.

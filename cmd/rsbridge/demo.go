@@ -16,13 +16,16 @@ import (
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 )
 
-// cmdDemo runs the main job offline: it serves a synthetic repository on a
-// loopback port inside this process and harvests it into -data with the same
-// code path as "rsbridge harvest".
+// cmdDemo runs the main job offline: a synthetic OAI-PMH repository on a
+// loopback port inside this process, published by the real server and
+// scheduler. The repository changes a little every 30 s (a record added, one
+// updated, one deleted, one moved to another set) so Change Lists fill up.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", stderr)
 	records := fs.Int("records", 2000, "number of records in the synthetic repository")
 	data := fs.String("data", "./demo-data", "data directory")
+	listen := fs.String("listen", config.DefaultListen, "address rsbridge listens on")
+	every := fs.Duration("every", 30*time.Second, "how often the synthetic repository changes and is harvested")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -31,23 +34,41 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	srv := &http.Server{Handler: bridge.DemoUpstreamHandler(src, *records), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
-	yaml := fmt.Sprintf("data_dir: %q\nlog_level: warn\ndefaults:\n  delay: 0s\nrepositories:\n  - name: demo\n    base_url: http://%s/oai\n    metadata_prefixes: [oai_dc, jpcoar_2.0]\n", *data, ln.Addr())
-	cfg, err := config.Parse(strings.NewReader(yaml))
+	up := &http.Server{Handler: bridge.DemoUpstreamHandler(src, *records), ReadHeaderTimeout: 10 * time.Second}
+	go up.Serve(ln)
+	defer up.Close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { // the upstream's own activity
+		defer close(done)
+		t := time.NewTicker(*every)
+		defer t.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				src.Add(now)
+				src.Update((n*7)%*records, now)
+				src.Delete((n*11+3)%*records, now)
+				src.SetSets((n*13+5)%*records, []string{fmt.Sprintf("s%d", n%4)}, now, true)
+			}
+		}
+	}()
+	defer func() { cancel(); <-done }()
+
+	y := fmt.Sprintf("listen: %q\ndata_dir: %q\nlog_level: warn\ndefaults:\n  delay: 0s\nrepositories:\n  - name: demo\n    base_url: http://%s/oai\n    metadata_prefixes: [oai_dc, jpcoar_2.0]\n    schedule: \"@every %s\"\n", *listen, *data, ln.Addr(), every.String())
+	cfg, err := config.Parse(strings.NewReader(y))
 	if err == nil {
 		err = cfg.Validate()
 	}
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	fmt.Fprintf(stdout, "demo: harvesting a synthetic repository of %d records from http://%s/oai into %s\n", *records, ln.Addr(), *data)
-	if err := harvestRepos(ctx, cfg, cfg.Repositories, stderr, false, false, false); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "demo: done; run it again to see an incremental harvest that finds nothing new\n")
-	return nil
+	fmt.Fprintf(stdout, "demo: synthetic OAI-PMH repository of %d records at http://%s/oai, changing every %s\n", *records, ln.Addr(), every)
+	return serve(ctx, cfg, stdout, stderr)
 }
 
 // cmdDemoUpstream serves a synthetic OAI-PMH repository, so rsbridge can be tried

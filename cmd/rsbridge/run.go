@@ -12,16 +12,17 @@ import (
 
 	"github.com/rsbridge/rsbridge/bridge"
 	"github.com/rsbridge/rsbridge/config"
-	"github.com/rsbridge/rsbridge/store"
 )
 
 const usage = `rsbridge publishes OAI-PMH 2.0 repositories as ResourceSync 1.1 sources.
 
 Usage:
+  rsbridge serve         -config FILE                        serve ResourceSync and harvest on schedule
+  rsbridge serve         -oai URL [-prefix P] [-data DIR] [-listen ADDR]   the same without a config file
   rsbridge harvest       -config FILE [-repo NAME] [-full]   harvest now, then exit
   rsbridge reconcile     -config FILE [-repo NAME] [-force]  find silent deletions now
   rsbridge check-config  -config FILE                        validate a configuration
-  rsbridge demo          [-records N] [-data DIR]            offline demo: harvest a built-in synthetic repository
+  rsbridge demo          [-records N] [-data DIR] [-listen ADDR]  offline demo: serve a built-in synthetic repository
   rsbridge demo-upstream [-listen ADDR] [-records N]         serve a synthetic OAI-PMH repository
   rsbridge version
 
@@ -36,6 +37,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	switch args[0] {
+	case "serve":
+		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "harvest":
 		err = cmdHarvest(ctx, args[1:], stderr, false)
 	case "reconcile":
@@ -164,7 +167,7 @@ func cmdHarvest(ctx context.Context, args []string, stderr io.Writer, reconcile 
 // after the other, printing progress and a summary per metadata prefix.
 func harvestRepos(ctx context.Context, cfg *config.Config, repos []config.Repository, stderr io.Writer, reconcile, full, force bool) error {
 	log := newLogger(stderr, cfg.LogLevel)
-	db, err := store.Open(store.Options{Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), GCInterval: cfg.Store.GCInterval, Logger: log})
+	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}

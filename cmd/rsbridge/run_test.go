@@ -3,10 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+	"github.com/rsbridge/rsbridge/store"
 )
 
 func TestRunCommands(t *testing.T) {
@@ -42,13 +50,90 @@ func TestRunCommands(t *testing.T) {
 	}
 }
 
-func TestDemoHarvestsOffline(t *testing.T) {
-	var out, errb bytes.Buffer
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// runUntil runs rsbridge with args until ready(stdout) reports a base URL and
+// check(base) succeeds, then interrupts it and expects a clean exit.
+func runUntil(t *testing.T, args []string, check func(base string) bool) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	code := make(chan int, 1)
+	go func() { code <- run(ctx, args, &out, &errb) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready in time\nstdout: %s\nstderr: %s", out.String(), errb.String())
+		}
+		select {
+		case c := <-code:
+			t.Fatalf("exited early with %d\nstdout: %s\nstderr: %s", c, out.String(), errb.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		_, rest, ok := strings.Cut(out.String(), "Source Description: ")
+		if !ok {
+			continue
+		}
+		base := strings.TrimSuffix(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]), "/.well-known/resourcesync")
+		if check(base) {
+			cancel()
+			if c := <-code; c != 0 {
+				t.Fatalf("exit %d after interrupt\nstderr: %s", c, errb.String())
+			}
+			return base
+		}
+	}
+}
+
+func fetch(u string) (int, string) {
+	resp, err := http.Get(u)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestDemoServesOffline: the README's first command serves a synthetic
+// repository end to end, and stops cleanly on interrupt.
+func TestDemoServesOffline(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
-	if code := run(context.Background(), []string{"demo", "-records", "300", "-data", data}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	runUntil(t, []string{"demo", "-records", "120", "-data", data, "-listen", "127.0.0.1:0", "-every", "1h"}, func(base string) bool {
+		code, body := fetch(base + "/demo/jpcoar_2.0/all/resourcelist.xml")
+		return code == 200 && strings.Count(body, "<url>") == 118
+	})
+	// The store was closed and the lock released: it opens again.
+	db, err := store.Open(store.Options{Dir: data})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(errb.String(), "demo oai_dc: 3 pages, 300 records: 294 created") || !strings.Contains(errb.String(), "records/s") {
-		t.Fatalf("stderr:\n%s", errb.String())
-	}
+	db.Close()
+}
+
+// TestServeQuickMode: serve -oai URL publishes a repository with no config file.
+func TestServeQuickMode(t *testing.T) {
+	up := httptest.NewServer(oaiserver.New(oaiserver.Options{Records: 30}))
+	defer up.Close()
+	data := filepath.Join(t.TempDir(), "data")
+	runUntil(t, []string{"serve", "-oai", up.URL + "/oai", "-prefix", "oai_dc", "-data", data, "-listen", "127.0.0.1:0"}, func(base string) bool {
+		code, body := fetch(base + "/.well-known/resourcesync")
+		if code != 200 || !strings.Contains(body, "/127-0-0-1/oai_dc/all/capabilitylist.xml") {
+			return false
+		}
+		code, body = fetch(base + "/127-0-0-1/oai_dc/all/resourcelist.xml")
+		return code == 200 && strings.Count(body, "<url>") == 30
+	})
 }

@@ -1,0 +1,136 @@
+package bridge
+
+import (
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+)
+
+func TestResourceHTTP(t *testing.T) {
+	s := newSource(t, oaiserver.Options{Records: 10, PageSize: 5, SetCount: 2}, 50, time.Hour)
+	s.harvest()
+	id := s.up.Identifier(7) // slashes, spaces, a colon and non-ASCII
+	loc := resourceURL(s.srv.URL, "demo", "oai_dc", id)
+	it, _ := s.up.Item(7, "oai_dc")
+	do := func(method, u string, hdr map[string]string) (*http.Response, string) {
+		req, _ := http.NewRequest(method, u, nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, body := do("GET", loc, nil)
+	if resp.StatusCode != 200 || body != string(it.Metadata) || resp.Header.Get("Content-Type") != "application/xml" ||
+		resp.Header.Get("Last-Modified") == "" || !strings.Contains(resp.Header.Get("Link"), `/demo/oai_dc/all/capabilitylist.xml>; rel="resourcesync"`) {
+		t.Fatalf("GET: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+	etag := resp.Header.Get("ETag")
+	if r, b := do("HEAD", loc, nil); r.StatusCode != 200 || b != "" || r.Header.Get("Content-Length") != resp.Header.Get("Content-Length") {
+		t.Errorf("HEAD: %d %v", r.StatusCode, r.Header)
+	}
+	if r, _ := do("GET", loc, map[string]string{"If-None-Match": etag}); r.StatusCode != 304 {
+		t.Errorf("If-None-Match: %d", r.StatusCode)
+	}
+	if r, _ := do("GET", loc, map[string]string{"If-Modified-Since": resp.Header.Get("Last-Modified")}); r.StatusCode != 304 {
+		t.Errorf("If-Modified-Since: %d", r.StatusCode)
+	}
+	if r, _ := do("GET", loc, map[string]string{"If-None-Match": `"other"`}); r.StatusCode != 200 {
+		t.Errorf("stale ETag: %d", r.StatusCode)
+	}
+	// Deleted: 410; unknown: 404 with a short message.
+	at := s.advance(time.Minute)
+	s.up.Delete(7, at)
+	s.advance(time.Minute)
+	s.harvest()
+	if r, b := do("GET", loc, nil); r.StatusCode != 410 || !strings.Contains(b, "deleted") {
+		t.Errorf("deleted: %d %s", r.StatusCode, b)
+	}
+	if r, b := do("GET", resourceURL(s.srv.URL, "demo", "oai_dc", "oai:nope:1"), nil); r.StatusCode != 404 || !strings.Contains(b, "unknown resource") {
+		t.Errorf("unknown: %d %s", r.StatusCode, b)
+	}
+	if r, _ := do("GET", s.srv.URL+"/nope/oai_dc/resource/x", nil); r.StatusCode != 404 {
+		t.Errorf("unknown repository: %d", r.StatusCode)
+	}
+	if r, _ := do("POST", loc, nil); r.StatusCode != 405 {
+		t.Errorf("POST: %d", r.StatusCode)
+	}
+}
+
+func TestGzipOnlyWhenAsked(t *testing.T) {
+	s := newSource(t, oaiserver.Options{Records: 5}, 50, time.Hour)
+	s.harvest()
+	u := s.srv.URL + "/demo/oai_dc/all/resourcelist.xml"
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("%v %v", err, resp.Header)
+	}
+	b, _ := io.ReadAll(zr)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `capability="resourcelist"`) {
+		t.Fatalf("%s", b)
+	}
+	req.Header.Del("Accept-Encoding") // the reference client sends none
+	resp, _ = http.DefaultTransport.RoundTrip(req)
+	plain, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "" || string(plain) != string(b) {
+		t.Fatalf("plain response %v", resp.Header)
+	}
+	for _, v := range []string{"gzip;q=0", "identity", "br"} {
+		req.Header.Set("Accept-Encoding", v)
+		resp, _ = http.DefaultTransport.RoundTrip(req)
+		resp.Body.Close()
+		if resp.Header.Get("Content-Encoding") != "" {
+			t.Errorf("Accept-Encoding %q got gzip", v)
+		}
+	}
+}
+
+func TestDiscoveryPages(t *testing.T) {
+	s := newSource(t, oaiserver.Options{Records: 5, SetCount: 2, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 50, time.Hour)
+	s.harvest()
+	get := func(p string) (*http.Response, string) {
+		resp, err := http.Get(s.srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, home := get("/")
+	if resp.StatusCode != 200 || strings.Count(home, `<link rel="resourcesync"`) != 8 || !strings.Contains(home, "rsbridge demo repository") || !strings.Contains(home, "Last harvest: 2026-11-22") {
+		t.Errorf("home page:\n%s", home)
+	}
+	_, robots := get("/robots.txt")
+	if strings.Count(robots, "Sitemap: "+s.srv.URL) != 8 || !strings.Contains(robots, "/demo/jpcoar_2.0/set/s1/resourcelist.xml") {
+		t.Errorf("robots.txt:\n%s", robots)
+	}
+	resp, about := get("/demo/oai_dc/set/s1/about.html")
+	if resp.StatusCode != 200 || !strings.Contains(about, "OAI set <code>s1</code>") || !strings.Contains(about, "deletedRecord") || !strings.Contains(about, "is reported as <code>deleted</code>") {
+		t.Errorf("about:\n%s", about)
+	}
+	if resp, _ := get("/demo/oai_dc/set/nope/capabilitylist.xml"); resp.StatusCode != 404 {
+		t.Errorf("unknown set: %d", resp.StatusCode)
+	}
+	if resp, _ := get("/demo/oai_dc/all/changelist-20990101T000000Z-0001.xml"); resp.StatusCode != 404 {
+		t.Errorf("unknown change list: %d", resp.StatusCode)
+	}
+}

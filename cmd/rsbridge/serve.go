@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/rsbridge/rsbridge/bridge"
+	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+func openStore(cfg *config.Config, log *slog.Logger) (*store.DB, error) {
+	return store.Open(store.Options{
+		Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), GCInterval: cfg.Store.GCInterval, Logger: log,
+		ChangeListLimit: cfg.ResourceSync.PageLimit, ChangeListPeriod: cfg.ResourceSync.ChangeListPeriod,
+	})
+}
+
+// cmdServe runs the HTTP server and the harvest scheduler until interrupted.
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	path := fs.String("config", "", "configuration file")
+	oai := fs.String("oai", "", "quick mode without a config file: the OAI-PMH base URL to publish")
+	prefix := fs.String("prefix", "oai_dc", "quick mode: metadata prefix")
+	data := fs.String("data", "./data", "quick mode: data directory")
+	listen := fs.String("listen", config.DefaultListen, "quick mode: address to listen on")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var cfg *config.Config
+	var err error
+	switch {
+	case *path != "" && *oai != "":
+		return usageError{errors.New("give either -config FILE or -oai URL, not both")}
+	case *path != "":
+		cfg, err = config.Load(*path)
+	case *oai != "":
+		cfg, err = quickConfig(*oai, *prefix, *data, *listen)
+	default:
+		return usageError{errors.New("-config FILE or -oai URL is required")}
+	}
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, stdout, stderr)
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// quickConfig is the configuration of "serve -oai URL": one repository named
+// after the host, defaults for the rest.
+func quickConfig(oai, prefix, data, listen string) (*config.Config, error) {
+	u, err := url.Parse(oai)
+	if err != nil || u.Host == "" {
+		return nil, usageError{fmt.Errorf("-oai %q is not an absolute http(s) URL", oai)}
+	}
+	name := strings.Trim(nonName.ReplaceAllString(strings.ToLower(u.Hostname()), "-"), "-")
+	if name == "" {
+		name = "repo"
+	}
+	y := fmt.Sprintf("listen: %q\ndata_dir: %q\nrepositories:\n  - name: %q\n    base_url: %q\n    metadata_prefixes: [%q]\n", listen, data, name, oai, prefix)
+	cfg, err := config.Parse(strings.NewReader(y))
+	if err == nil {
+		err = cfg.Validate()
+	}
+	return cfg, err
+}
+
+// serve runs until ctx ends, then shuts down in order: stop accepting and finish
+// requests, stop the scheduler (a running harvest stops after its last committed
+// page), close the store last.
+func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) error {
+	log := newLogger(stderr, cfg.LogLevel)
+	db, err := openStore(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another rsbridge running? set listen: in the config)", cfg.Listen, err)
+	}
+	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Port() == "0" {
+		// listen: host:0 picked a free port; the public URL derived from it
+		// must name the real one.
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		u.Host = net.JoinHostPort(u.Hostname(), port)
+		cfg.BaseURL = u.String()
+	}
+	hs := &http.Server{
+		Handler:           bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      15 * time.Minute, // a 50,000-entry list to a slow client
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	sched.Start()
+	fmt.Fprintf(stdout, "rsbridge %s listening on http://%s\nSource Description: %s/.well-known/resourcesync\n", bridge.Version, ln.Addr(), cfg.BaseURL)
+
+	var serveErr error
+	select {
+	case serveErr = <-errc:
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shut); err != nil {
+		log.Warn("HTTP shutdown", "err", err)
+	}
+	if err := sched.Stop(shut); err != nil {
+		log.Warn("scheduler shutdown", "err", err)
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Snap is a consistent read-only view of the store: everything one served
+// document needs is read through one Snap.
+type Snap struct {
+	txn *badger.Txn
+	ctx context.Context
+}
+
+// View runs fn on a snapshot.
+func (db *DB) View(ctx context.Context, fn func(*Snap) error) error {
+	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Snap{txn: txn, ctx: ctx}) })
+}
+
+// Record returns a record's state, or nil.
+func (s *Snap) Record(repo, prefix, id string) (*Record, error) {
+	r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
+	found, err := getJSON(s.txn, key('r', repo, prefix, id), r)
+	if err != nil || !found {
+		return nil, wrapKey(err, repo, prefix, id)
+	}
+	return r, nil
+}
+
+// Metadata returns the bytes of a live record, or nil.
+func (s *Snap) Metadata(repo, prefix, id string) ([]byte, error) {
+	it, err := s.txn.Get(key('d', repo, prefix, id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrapKey(err, repo, prefix, id)
+	}
+	b, err := it.ValueCopy(nil)
+	return b, wrapKey(err, repo, prefix, id)
+}
+
+// Live reports whether a live record exists (for alternate links).
+func (s *Snap) Live(repo, prefix, id string) (bool, error) {
+	r, err := s.Record(repo, prefix, id)
+	return r != nil && !r.Deleted, err
+}
+
+// setPrefix is where the live records of a resource set are listed: the record
+// table for all records (tombstones are skipped while reading), the membership
+// table for a set.
+func setPrefix(repo, prefix, set string) []byte {
+	if set == AllSet {
+		return prefixKey('r', repo, prefix)
+	}
+	return prefixKey('m', repo, prefix, set)
+}
+
+// Resources calls fn for up to limit live records of the set in identifier
+// order, starting at the identifier start ("" = the first). fn receives the
+// record state; it stops early by returning an error.
+func (s *Snap) Resources(repo, prefix, set, start string, limit int, fn func(*Record) error) error {
+	p := setPrefix(repo, prefix, set)
+	o := badger.DefaultIteratorOptions
+	o.Prefix = p
+	o.PrefetchSize = 256
+	it := s.txn.NewIterator(o)
+	defer it.Close()
+	n := 0
+	for it.Seek(append(append([]byte(nil), p...), start...)); it.ValidForPrefix(p) && n < limit; it.Next() {
+		if n%1024 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		item := it.Item()
+		r := &Record{Repo: repo, Prefix: prefix, Identifier: string(item.Key()[len(p):])}
+		if err := item.Value(func(v []byte) error { return json.Unmarshal(v, r) }); err != nil {
+			return fmt.Errorf("store: resource %s/%s/%q: %w", repo, prefix, r.Identifier, err)
+		}
+		if r.Deleted {
+			continue
+		}
+		n++
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pages counts the live records of a set and calls page with the first
+// identifier of every run of limit records, in order. For a set it reads keys
+// only; for all records it must read the state to skip tombstones.
+func (s *Snap) Pages(repo, prefix, set string, limit int, page func(n int, first string) error) (int, error) {
+	p := setPrefix(repo, prefix, set)
+	o := badger.DefaultIteratorOptions
+	o.Prefix = p
+	o.PrefetchValues = set == AllSet
+	it := s.txn.NewIterator(o)
+	defer it.Close()
+	count := 0
+	var deleted struct {
+		Del bool `json:"del"`
+	}
+	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
+		if count%4096 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return count, err
+			}
+		}
+		item := it.Item()
+		if set == AllSet {
+			deleted.Del = false
+			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &deleted) }); err != nil {
+				return count, err
+			}
+			if deleted.Del {
+				continue
+			}
+		}
+		if count%limit == 0 {
+			if err := page(count/limit+1, string(item.Key()[len(p):])); err != nil {
+				return count, err
+			}
+		}
+		count++
+	}
+	return count, nil
+}
+
+// ChangeLists returns the catalog of a set's Change Lists in time order.
+func (s *Snap) ChangeLists(repo, prefix, set string) ([]ChangeListInfo, error) {
+	p := prefixKey('l', repo, prefix, set)
+	var out []ChangeListInfo
+	err := scan(s.txn, p, true, func(k, v []byte) error {
+		l := ChangeListInfo{Set: set, ID: string(k[len(p):])}
+		if err := json.Unmarshal(v, &l); err != nil {
+			return fmt.Errorf("store: change list %s/%s/%q/%s: %w", repo, prefix, set, l.ID, err)
+		}
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// SetEvents calls fn for the set's change entries with sequence numbers in
+// [first, last], in order.
+func (s *Snap) SetEvents(repo, prefix, set string, first, last uint64, fn func(*SetEvent) error) error {
+	p := prefixKey('x', repo, prefix, set)
+	o := badger.DefaultIteratorOptions
+	o.Prefix = p
+	o.PrefetchSize = 256
+	it := s.txn.NewIterator(o)
+	defer it.Close()
+	n := 0
+	for it.Seek(seqKey('x', first, repo, prefix, set)); it.ValidForPrefix(p); it.Next() {
+		seq := seqOf(it.Item().Key())
+		if seq > last {
+			break
+		}
+		if n++; n%1024 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ev := &SetEvent{Seq: seq}
+		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, ev) }); err != nil {
+			return fmt.Errorf("store: change entry %s/%s/%q/%d: %w", repo, prefix, set, seq, err)
+		}
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Sets returns the stored set descriptions of a repository.
+func (s *Snap) Sets(repo string) ([]SetInfo, error) {
+	var out []SetInfo
+	err := scan(s.txn, prefixKey('s', repo), true, func(k, v []byte) error {
+		var si SetInfo
+		if err := json.Unmarshal(v, &si); err != nil {
+			return err
+		}
+		out = append(out, si)
+		return nil
+	})
+	return out, err
+}
+
+// RepoInfo returns a repository description (zero if none).
+func (s *Snap) RepoInfo(repo string) (RepoInfo, error) {
+	var ri RepoInfo
+	_, err := getJSON(s.txn, key('i', repo), &ri)
+	return ri, err
+}
+
+// Counter returns the counter of (repo, prefix).
+func (s *Snap) Counter(repo, prefix string) (Counter, error) {
+	var c Counter
+	_, err := getJSON(s.txn, key('n', repo, prefix), &c)
+	return c, err
+}
+
+// ChangeList returns one catalog entry, or nil.
+func (s *Snap) ChangeList(repo, prefix, set, id string) (*ChangeListInfo, error) {
+	l := &ChangeListInfo{Set: set, ID: id}
+	found, err := getJSON(s.txn, key('l', repo, prefix, set, id), l)
+	if err != nil || !found {
+		return nil, err
+	}
+	return l, nil
+}
+
+// SetInfo returns one stored set description, or nil.
+func (s *Snap) SetInfo(repo, spec string) (*SetInfo, error) {
+	var si SetInfo
+	found, err := getJSON(s.txn, key('s', repo, spec), &si)
+	if err != nil || !found {
+		return nil, err
+	}
+	return &si, nil
+}
