@@ -144,7 +144,8 @@ func linkKinds(ls []rsync.Link) string {
 }
 
 func newDestination(t *testing.T) *destination {
-	return &destination{t: t, hc: &http.Client{}, docs: map[string][]byte{}, mirror: map[string]map[string][]byte{}, since: map[string]time.Time{}, links: map[string]int{}}
+	// Like the reference client, never ask for gzip (Go's client would).
+	return &destination{t: t, hc: &http.Client{Transport: &http.Transport{DisableCompression: true}}, docs: map[string][]byte{}, mirror: map[string]map[string][]byte{}, since: map[string]time.Time{}, links: map[string]int{}}
 }
 
 func (d *destination) get(u string) (*http.Response, []byte) {

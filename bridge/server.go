@@ -263,13 +263,13 @@ func (s *Server) capabilityList(w http.ResponseWriter, r *http.Request, rs resou
 // copy last changed, fixity, and the related links of spec section 14: via the
 // upstream GetRecord (with the upstream datestamp), alternate formats rsbridge
 // also serves, and the landing page the metadata describes.
-func (s *Server) resourceEntry(snap *store.Snap, rs resourceSet, rec *store.Record) (rsync.Entry, error) {
+func (s *Server) resourceEntry(snap *store.Snap, rs resourceSet, via func(string) string, rec *store.Record) (rsync.Entry, error) {
 	e := rsync.Entry{
 		Loc:     rs.resource(rec.Identifier),
 		LastMod: rec.Modified,
 		MD:      &rsync.MD{Hash: rsync.Hash(rec.MD5, rec.SHA256), Length: rec.Length, HasLength: true, Type: xmlType},
 	}
-	e.Links = append(e.Links, rsync.Link{Rel: "via", Href: getRecordURL(rs.repo.BaseURL, rec.Identifier, rs.prefix), Modified: rec.Datestamp})
+	e.Links = append(e.Links, rsync.Link{Rel: "via", Href: via(rec.Identifier), Modified: rec.Datestamp})
 	for _, p := range rs.repo.MetadataPrefixes {
 		if p == rs.prefix {
 			continue
@@ -292,18 +292,19 @@ func (rs resourceSet) resourceIn(prefix, id string) string {
 	return resourceURL(rs.base, rs.repo.Name, prefix, id)
 }
 
-// getRecordURL is the upstream OAI-PMH GetRecord request for a record.
-func getRecordURL(base, id, prefix string) string {
+// getRecordURL returns a function building the upstream OAI-PMH GetRecord
+// request of a record in one format; the fixed part is built once per document.
+func getRecordURL(base, prefix string) func(id string) string {
 	u, err := url.Parse(base)
 	if err != nil {
-		return base
+		return func(string) string { return base }
 	}
 	q := u.Query()
 	q.Set("verb", "GetRecord")
-	q.Set("identifier", id)
 	q.Set("metadataPrefix", prefix)
 	u.RawQuery = q.Encode()
-	return u.String()
+	head := u.String() + "&identifier="
+	return func(id string) string { return head + url.QueryEscape(id) }
 }
 
 // resourceList serves the whole Resource List when it fits one page, otherwise a
@@ -354,8 +355,9 @@ func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, a
 		links = append(links, rsync.Link{Rel: "index", Href: rs.resourceList()})
 	}
 	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ResourceList, At: at, Completed: at}, links...)
+	via := getRecordURL(rs.repo.BaseURL, rs.prefix)
 	err := snap.Resources(rs.repo.Name, rs.prefix, rs.set, start, limit, func(rec *store.Record) error {
-		e, err := s.resourceEntry(snap, rs, rec)
+		e, err := s.resourceEntry(snap, rs, via, rec)
 		if err != nil {
 			return err
 		}
@@ -486,13 +488,14 @@ func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceS
 		d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ChangeList, From: l.From, Until: until},
 			rsync.Link{Rel: "up", Href: rs.capabilityList()}, rsync.Link{Rel: "index", Href: rs.changeListIndex()})
 		if l.Count > 0 {
+			via := getRecordURL(rs.repo.BaseURL, rs.prefix)
 			err := snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
 				e := rsync.Entry{Loc: rs.resource(ev.Identifier), MD: &rsync.MD{Change: ev.Change.String(), DateTime: ev.Time}}
 				if ev.Change != store.Deleted {
 					e.LastMod = ev.Time
 					e.MD.Hash, e.MD.Length, e.MD.HasLength, e.MD.Type = rsync.Hash(ev.MD5, ev.SHA256), ev.Length, true, xmlType
 				}
-				e.Links = []rsync.Link{{Rel: "via", Href: getRecordURL(rs.repo.BaseURL, ev.Identifier, rs.prefix), Modified: ev.Datestamp}}
+				e.Links = []rsync.Link{{Rel: "via", Href: via(ev.Identifier), Modified: ev.Datestamp}}
 				return d.Write(e)
 			})
 			if err != nil {

@@ -8,7 +8,6 @@ package rsync
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -99,11 +98,12 @@ func Hash(md5hex, sha256hex string) string {
 // Writer streams one document. Call Close to finish it; the first write error
 // sticks and is returned by every later call.
 type Writer struct {
-	bw    *bufio.Writer
-	item  string
-	root  string
-	err   error
-	count int
+	bw      *bufio.Writer
+	item    string
+	root    string
+	err     error
+	count   int
+	scratch []byte // for numbers and times, so an entry allocates nothing
 }
 
 // ErrTooMany reports more entries than MaxEntries.
@@ -146,11 +146,16 @@ func (w *Writer) Write(e Entry) error {
 		return w.err
 	}
 	w.count++
-	w.str("  <" + w.item + "><loc>")
+	w.str("  <")
+	w.str(w.item)
+	w.str("><loc>")
 	escapeText(w, e.Loc)
 	w.str("</loc>")
 	if !e.LastMod.IsZero() {
-		w.str("<lastmod>" + FormatTime(e.LastMod) + "</lastmod>")
+		w.str("<lastmod>")
+		w.scratch = appendTime(w.scratch[:0], e.LastMod)
+		w.raw(w.scratch)
+		w.str("</lastmod>")
 	}
 	if !e.MD.empty() {
 		w.md(e.MD)
@@ -158,7 +163,9 @@ func (w *Writer) Write(e Entry) error {
 	for _, l := range e.Links {
 		w.link(l)
 	}
-	w.str("</" + w.item + ">\n")
+	w.str("</")
+	w.str(w.item)
+	w.str(">\n")
 	return w.err
 }
 
@@ -177,19 +184,42 @@ func (w *Writer) str(s string) {
 	}
 }
 
+func (w *Writer) attrStart(name string) {
+	w.str(" ")
+	w.str(name)
+	w.str(`="`)
+}
+
 func (w *Writer) attr(name, v string) {
 	if v == "" {
 		return
 	}
-	w.str(" " + name + `="`)
+	w.attrStart(name)
 	escapeAttr(w, v)
 	w.str(`"`)
 }
 
+// raw writes a value that needs no escaping (digits, times).
+func (w *Writer) raw(b []byte) {
+	if w.err == nil {
+		_, w.err = w.bw.Write(b)
+	}
+}
+
 func (w *Writer) timeAttr(name string, t time.Time) {
 	if !t.IsZero() {
-		w.attr(name, FormatTime(t))
+		w.attrStart(name)
+		w.scratch = appendTime(w.scratch[:0], t)
+		w.raw(w.scratch)
+		w.str(`"`)
 	}
+}
+
+func (w *Writer) intAttr(name string, v int64) {
+	w.attrStart(name)
+	w.scratch = strconv.AppendInt(w.scratch[:0], v, 10)
+	w.raw(w.scratch)
+	w.str(`"`)
 }
 
 func (w *Writer) md(m *MD) {
@@ -203,7 +233,7 @@ func (w *Writer) md(m *MD) {
 	w.timeAttr("datetime", m.DateTime)
 	w.attr("hash", m.Hash)
 	if m.HasLength || m.Length != 0 {
-		w.attr("length", strconv.FormatInt(m.Length, 10))
+		w.intAttr("length", m.Length)
 	}
 	w.attr("type", m.Type)
 	w.attr("encoding", m.Encoding)
@@ -218,11 +248,11 @@ func (w *Writer) link(l Link) {
 	w.timeAttr("modified", l.Modified)
 	w.attr("hash", l.Hash)
 	if l.HasLength || l.Length != 0 {
-		w.attr("length", strconv.FormatInt(l.Length, 10))
+		w.intAttr("length", l.Length)
 	}
 	w.attr("type", l.Type)
 	if l.Pri > 0 {
-		w.attr("pri", strconv.Itoa(l.Pri))
+		w.intAttr("pri", int64(l.Pri))
 	}
 	w.attr("profile", l.Profile)
 	w.str("/>")
@@ -231,35 +261,47 @@ func (w *Writer) link(l Link) {
 func escapeText(w *Writer, s string) { escape(w, s, false) }
 func escapeAttr(w *Writer, s string) { escape(w, s, true) }
 
+// special marks bytes that need escaping: 1 in text and attributes, 2 in
+// attributes only.
+var special = [256]uint8{'&': 1, '<': 1, '>': 1, '\'': 1, '"': 2, '\t': 2, '\n': 2, '\r': 2}
+
+var replacement = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '\'': "&apos;", '"': "&quot;", '\t': "&#x9;", '\n': "&#xA;", '\r': "&#xD;"}
+
 func escape(w *Writer, s string, attr bool) {
 	last := 0
 	for i := 0; i < len(s); i++ {
-		var rep string
-		switch s[i] {
-		case '&':
-			rep = "&amp;"
-		case '<':
-			rep = "&lt;"
-		case '>':
-			rep = "&gt;"
-		case '"':
-			if !attr {
-				continue
-			}
-			rep = "&quot;"
-		case '\'':
-			rep = "&apos;"
-		case '\t', '\n', '\r':
-			if !attr {
-				continue
-			}
-			rep = fmt.Sprintf("&#x%X;", s[i])
-		default:
+		c := special[s[i]]
+		if c == 0 || (c == 2 && !attr) {
 			continue
 		}
 		w.str(s[last:i])
-		w.str(rep)
+		w.str(replacement[s[i]])
 		last = i + 1
 	}
 	w.str(s[last:])
+}
+
+// appendTime appends t as a W3C datetime in UTC with a Z and only the
+// fractional digits needed, like FormatTime but without a layout to parse.
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	b = append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10), 'T',
+		byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	if ns := t.Nanosecond(); ns != 0 {
+		var digits [9]byte
+		for i := 8; i >= 0; i-- {
+			digits[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 9
+		for n > 0 && digits[n-1] == '0' {
+			n--
+		}
+		b = append(b, '.')
+		b = append(b, digits[:n]...)
+	}
+	return append(b, 'Z')
 }

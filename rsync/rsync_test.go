@@ -193,3 +193,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendTimeMatchesFormatTime(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC),
+		time.Date(999, 12, 31, 23, 59, 59, 100, time.UTC),
+		time.Date(2026, 11, 22, 12, 4, 5, 123456789, time.FixedZone("JST", 9*3600)),
+		time.Date(2026, 11, 22, 12, 4, 5, 120000000, time.UTC),
+	} {
+		if got, want := string(appendTime(nil, tm)), FormatTime(tm); got != want {
+			t.Errorf("%v: %s, want %s", tm, got, want)
+		}
+	}
+}

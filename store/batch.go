@@ -134,10 +134,10 @@ func (b *Batch) Get(id string) (*Record, error) {
 			if b.staged[i].del {
 				return nil, nil
 			}
-			return r, json.Unmarshal(b.staged[i].v, r)
+			return r, decodeRecord(b.staged[i].v, r)
 		}
 	}
-	found, err := getJSON(b.txn, k, r)
+	found, err := getRecord(b.txn, k, r)
 	if err != nil {
 		return nil, wrapKey(err, b.repo, b.prefix, id)
 	}
@@ -155,10 +155,7 @@ func (b *Batch) Put(rec *Record, metadata []byte) error {
 	if err != nil {
 		return err
 	}
-	v, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
+	v := encodeRecord(rec)
 	id := rec.Identifier
 	b.stage(key('r', b.repo, b.prefix, id), v)
 	if rec.Deleted {

@@ -24,7 +24,7 @@ func (db *DB) View(ctx context.Context, fn func(*Snap) error) error {
 // Record returns a record's state, or nil.
 func (s *Snap) Record(repo, prefix, id string) (*Record, error) {
 	r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
-	found, err := getJSON(s.txn, key('r', repo, prefix, id), r)
+	found, err := getRecord(s.txn, key('r', repo, prefix, id), r)
 	if err != nil || !found {
 		return nil, wrapKey(err, repo, prefix, id)
 	}
@@ -44,10 +44,14 @@ func (s *Snap) Metadata(repo, prefix, id string) ([]byte, error) {
 	return b, wrapKey(err, repo, prefix, id)
 }
 
-// Live reports whether a live record exists (for alternate links).
+// Live reports whether a live record exists (for alternate links): its metadata
+// key exists exactly while it is live, so no state is decoded.
 func (s *Snap) Live(repo, prefix, id string) (bool, error) {
-	r, err := s.Record(repo, prefix, id)
-	return r != nil && !r.Deleted, err
+	_, err := s.txn.Get(key('d', repo, prefix, id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, wrapKey(err, repo, prefix, id)
 }
 
 // setPrefix is where the live records of a resource set are listed: the record
@@ -79,7 +83,7 @@ func (s *Snap) Resources(repo, prefix, set, start string, limit int, fn func(*Re
 		}
 		item := it.Item()
 		r := &Record{Repo: repo, Prefix: prefix, Identifier: string(item.Key()[len(p):])}
-		if err := item.Value(func(v []byte) error { return json.Unmarshal(v, r) }); err != nil {
+		if err := item.Value(func(v []byte) error { return decodeRecord(v, r) }); err != nil {
 			return fmt.Errorf("store: resource %s/%s/%q: %w", repo, prefix, r.Identifier, err)
 		}
 		if r.Deleted {
@@ -94,19 +98,20 @@ func (s *Snap) Resources(repo, prefix, set, start string, limit int, fn func(*Re
 }
 
 // Pages counts the live records of a set and calls page with the first
-// identifier of every run of limit records, in order. For a set it reads keys
-// only; for all records it must read the state to skip tombstones.
+// identifier of every run of limit records, in order. It reads keys only: the
+// membership table for a set, the metadata table (which holds live records
+// only) for all records.
 func (s *Snap) Pages(repo, prefix, set string, limit int, page func(n int, first string) error) (int, error) {
 	p := setPrefix(repo, prefix, set)
+	if set == AllSet {
+		p = prefixKey('d', repo, prefix)
+	}
 	o := badger.DefaultIteratorOptions
 	o.Prefix = p
-	o.PrefetchValues = set == AllSet
+	o.PrefetchValues = false
 	it := s.txn.NewIterator(o)
 	defer it.Close()
 	count := 0
-	var deleted struct {
-		Del bool `json:"del"`
-	}
 	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
 		if count%4096 == 0 {
 			if err := s.ctx.Err(); err != nil {
@@ -114,15 +119,6 @@ func (s *Snap) Pages(repo, prefix, set string, limit int, page func(n int, first
 			}
 		}
 		item := it.Item()
-		if set == AllSet {
-			deleted.Del = false
-			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &deleted) }); err != nil {
-				return count, err
-			}
-			if deleted.Del {
-				continue
-			}
-		}
 		if count%limit == 0 {
 			if err := page(count/limit+1, string(item.Key()[len(p):])); err != nil {
 				return count, err

@@ -260,13 +260,17 @@ func (db *DB) putJSON(k []byte, v any) error {
 
 // Record returns the current state of one record, or nil if it was never seen.
 func (db *DB) Record(repo, prefix, id string) (*Record, error) {
-	r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
-	found, err := db.viewJSON(key('r', repo, prefix, id), r)
-	if err != nil || !found {
-		return nil, wrapKey(err, repo, prefix, id)
-	}
-	return r, nil
+	var out *Record
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		var err error
+		out, err = (&Snap{txn: txn}).Record(repo, prefix, id)
+		return err
+	})
+	return out, err
 }
+
+// Compact flattens Badger's LSM tree (after a bulk load, before measuring).
+func (db *DB) Compact() error { return db.bdb.Flatten(2) }
 
 // Metadata returns the stored bytes of a live record, or nil.
 func (db *DB) Metadata(repo, prefix, id string) ([]byte, error) {
@@ -418,7 +422,7 @@ func (db *DB) Records(ctx context.Context, repo, prefix string, fn func(*Record)
 				return err
 			}
 			r := &Record{Repo: repo, Prefix: prefix, Identifier: string(k[len(p):])}
-			if err := json.Unmarshal(v, r); err != nil {
+			if err := decodeRecord(v, r); err != nil {
 				return fmt.Errorf("store: record %q: %w", r.Identifier, err)
 			}
 			return fn(r)
@@ -467,8 +471,8 @@ func (db *DB) Unseen(ctx context.Context, repo, prefix string, fn func(*Record) 
 			}
 			id := string(k[len(p):])
 			r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
-			if err := json.Unmarshal(v, r); err != nil {
-				return err
+			if err := decodeRecord(v, r); err != nil {
+				return fmt.Errorf("store: record %q: %w", id, err)
 			}
 			if r.Deleted {
 				return nil

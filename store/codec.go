@@ -1,0 +1,161 @@
+package store
+
+import (
+	"encoding/binary"
+
+	badger "github.com/dgraph-io/badger/v4"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Record states are read for every entry of every list, so they use a compact
+// binary form instead of JSON: a version byte, then fields as varints and
+// length-prefixed strings, with the digests as raw bytes.
+const recordV1 = 1
+
+var errCorrupt = errors.New("corrupt record state")
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return binary.AppendVarint(b, 0)
+	}
+	return binary.AppendVarint(b, t.UnixNano())
+}
+
+func appendHex(b []byte, h string, n int) []byte {
+	raw, err := hex.DecodeString(h)
+	if err != nil || len(raw) != n {
+		return append(b, 0)
+	}
+	return append(append(b, 1), raw...)
+}
+
+// encodeRecord serialises the state part of a record (not its key fields).
+func encodeRecord(r *Record) []byte {
+	b := make([]byte, 0, 160+len(r.Landing)+len(r.Namespace))
+	b = append(b, recordV1)
+	var flags byte
+	if r.Deleted {
+		flags |= 1
+	}
+	b = append(b, flags)
+	b = appendTime(b, r.Datestamp)
+	b = appendString(b, r.DatestampRaw)
+	b = binary.AppendUvarint(b, uint64(len(r.Sets)))
+	for _, s := range r.Sets {
+		b = appendString(b, s)
+	}
+	b = appendString(b, r.Namespace)
+	b = appendString(b, r.Landing)
+	b = binary.AppendVarint(b, r.Length)
+	b = appendHex(b, r.MD5, 16)
+	b = appendHex(b, r.SHA256, 32)
+	b = appendTime(b, r.Modified)
+	b = appendTime(b, r.FirstSeen)
+	b = binary.AppendUvarint(b, r.Seq)
+	return b
+}
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (d *reader) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *reader) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *reader) bytes(n int) []byte {
+	if d.err != nil || n < 0 || n > len(d.b) {
+		d.err = errCorrupt
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *reader) str() string { return string(d.bytes(int(d.uvarint()))) }
+
+func (d *reader) time() time.Time {
+	if n := d.varint(); n != 0 {
+		return time.Unix(0, n).UTC()
+	}
+	return time.Time{}
+}
+
+func (d *reader) hex(n int) string {
+	if flag := d.bytes(1); d.err != nil || flag[0] == 0 {
+		return ""
+	}
+	return hex.EncodeToString(d.bytes(n))
+}
+
+// decodeRecord fills the state part of r.
+func decodeRecord(b []byte, r *Record) error {
+	if len(b) < 2 || b[0] != recordV1 {
+		return fmt.Errorf("%w: unknown version", errCorrupt)
+	}
+	r.Deleted = b[1]&1 != 0
+	d := &reader{b: b[2:]}
+	r.Datestamp = d.time()
+	r.DatestampRaw = d.str()
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		return errCorrupt
+	}
+	r.Sets = nil
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		r.Sets = append(r.Sets, d.str())
+	}
+	r.Namespace = d.str()
+	r.Landing = d.str()
+	r.Length = d.varint()
+	r.MD5 = d.hex(16)
+	r.SHA256 = d.hex(32)
+	r.Modified = d.time()
+	r.FirstSeen = d.time()
+	r.Seq = d.uvarint()
+	return d.err
+}
+
+// getRecord reads a record state from a transaction.
+func getRecord(txn *badger.Txn, k []byte, r *Record) (bool, error) {
+	it, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, it.Value(func(v []byte) error { return decodeRecord(v, r) })
+}
