@@ -383,7 +383,9 @@ func (d *destination) validate() {
 func (d *destination) check(s *source) {
 	d.t.Helper()
 	total := 0
-	defer func() { d.t.Logf("destination matches upstream: %d resources in %d resource sets", total, len(d.mirror)) }()
+	defer func() {
+		d.t.Logf("destination matches upstream: %d resources in %d resource sets", total, len(d.mirror))
+	}()
 	for _, rs := range mustSets(s) {
 		got := d.mirror[rs.capabilityList()]
 		want := s.expected(rs.prefix, rs.set)

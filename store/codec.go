@@ -3,10 +3,10 @@ package store
 import (
 	"encoding/binary"
 
-	badger "github.com/dgraph-io/badger/v4"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	badger "github.com/dgraph-io/badger/v4"
 	"time"
 )
 

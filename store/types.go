@@ -37,7 +37,7 @@ type Record struct {
 	DatestampRaw string    `json:"dsr,omitempty"`  // as sent, when it did not parse
 	Sets         []string  `json:"sets,omitempty"` // setSpecs as in the header
 	Deleted      bool      `json:"del,omitempty"`
-	Namespace    string    `json:"ns,omitempty"` // namespace of the metadata root
+	Namespace    string    `json:"ns,omitempty"`   // namespace of the metadata root
 	Landing      string    `json:"land,omitempty"` // landing page the metadata names, for rel="describes"
 	Length       int64     `json:"len"`
 	MD5          string    `json:"md5,omitempty"` // hex
