@@ -143,10 +143,19 @@ func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result,
 		return nil, err
 	}
 	h.refreshSets(ctx)
+	results, err := h.eachPrefix(ctx, func(prefix string) Result { return h.harvestPrefix(ctx, prefix, id, opts) })
+	h.recordOutcome(err)
+	return results, err
+}
+
+// eachPrefix runs one pass per configured metadata prefix; one prefix failing
+// does not stop the others (unless the run is being stopped), and the error joins
+// every prefix's failure.
+func (h *Harvester) eachPrefix(ctx context.Context, pass func(prefix string) Result) ([]Result, error) {
 	var results []Result
 	var errs []error
 	for _, prefix := range h.repo.MetadataPrefixes {
-		r := h.harvestPrefix(ctx, prefix, id, opts)
+		r := pass(prefix)
 		results = append(results, r)
 		if r.Err != nil {
 			errs = append(errs, r.Err)
@@ -155,9 +164,7 @@ func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result,
 			}
 		}
 	}
-	err = errors.Join(errs...)
-	h.recordOutcome(err)
-	return results, err
+	return results, errors.Join(errs...)
 }
 
 func (h *Harvester) recordOutcome(err error) {

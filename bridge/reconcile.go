@@ -43,19 +43,7 @@ func (h *Harvester) Reconcile(ctx context.Context, opts ReconcileOptions) ([]Res
 		h.log.Info("reconciliation skipped: the repository keeps deletions persistently")
 		return nil, nil
 	}
-	var results []Result
-	var errs []error
-	for _, prefix := range h.repo.MetadataPrefixes {
-		r := h.reconcilePrefix(ctx, prefix, id, opts)
-		results = append(results, r)
-		if r.Err != nil {
-			errs = append(errs, r.Err)
-			if ctx.Err() != nil {
-				break
-			}
-		}
-	}
-	err = errors.Join(errs...)
+	results, err := h.eachPrefix(ctx, func(prefix string) Result { return h.reconcilePrefix(ctx, prefix, id, opts) })
 	if err == nil {
 		now := h.now().UTC()
 		if uerr := h.db.UpdateRepoInfo(h.repo.Name, func(ri *store.RepoInfo) { ri.LastReconcile = now }); uerr != nil {

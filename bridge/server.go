@@ -263,29 +263,29 @@ func (s *Server) capabilityList(w http.ResponseWriter, r *http.Request, rs resou
 // copy last changed, fixity, and the related links of spec section 14: via the
 // upstream GetRecord (with the upstream datestamp), alternate formats rsbridge
 // also serves, and the landing page the metadata describes.
-func (s *Server) resourceEntry(snap *store.Snap, rs resourceSet, via func(string) string, rec *store.Record) (rsync.Entry, error) {
+func (s *Server) resourceEntry(rs resourceSet, via func(string) string, others []alternate, rec *store.Record) rsync.Entry {
 	e := rsync.Entry{
 		Loc:     rs.resource(rec.Identifier),
 		LastMod: rec.Modified,
 		MD:      &rsync.MD{Hash: rsync.Hash(rec.MD5, rec.SHA256), Length: rec.Length, HasLength: true, Type: xmlType},
 	}
 	e.Links = append(e.Links, rsync.Link{Rel: "via", Href: via(rec.Identifier), Modified: rec.Datestamp})
-	for _, p := range rs.repo.MetadataPrefixes {
-		if p == rs.prefix {
-			continue
-		}
-		live, err := snap.Live(rs.repo.Name, p, rec.Identifier)
-		if err != nil {
-			return e, err
-		}
-		if live {
-			e.Links = append(e.Links, rsync.Link{Rel: "alternate", Href: rs.resourceIn(p, rec.Identifier), Type: xmlType})
+	for _, o := range others {
+		if o.live.Has(rec.Identifier) {
+			e.Links = append(e.Links, rsync.Link{Rel: "alternate", Href: rs.resourceIn(o.prefix, rec.Identifier), Type: xmlType})
 		}
 	}
 	if rec.Landing != "" {
 		e.Links = append(e.Links, rsync.Link{Rel: "describes", Href: rec.Landing})
 	}
-	return e, nil
+	return e
+}
+
+// alternate is another format of the repository and a cursor over its live
+// records, walked alongside a Resource List (both are in identifier order).
+type alternate struct {
+	prefix string
+	live   *store.LiveCursor
 }
 
 func (rs resourceSet) resourceIn(prefix, id string) string {
@@ -356,12 +356,16 @@ func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, a
 	}
 	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ResourceList, At: at, Completed: at}, links...)
 	via := getRecordURL(rs.repo.BaseURL, rs.prefix)
-	err := snap.Resources(rs.repo.Name, rs.prefix, rs.set, start, limit, func(rec *store.Record) error {
-		e, err := s.resourceEntry(snap, rs, via, rec)
-		if err != nil {
-			return err
+	var others []alternate
+	for _, p := range rs.repo.MetadataPrefixes {
+		if p != rs.prefix {
+			c := snap.LiveCursor(rs.repo.Name, p, start)
+			defer c.Close()
+			others = append(others, alternate{prefix: p, live: c})
 		}
-		return d.Write(e)
+	}
+	err := snap.Resources(rs.repo.Name, rs.prefix, rs.set, start, limit, func(rec *store.Record) error {
+		return d.Write(s.resourceEntry(rs, via, others, rec))
 	})
 	if err != nil {
 		return err

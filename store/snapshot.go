@@ -44,16 +44,6 @@ func (s *Snap) Metadata(repo, prefix, id string) ([]byte, error) {
 	return b, wrapKey(err, repo, prefix, id)
 }
 
-// Live reports whether a live record exists (for alternate links): its metadata
-// key exists exactly while it is live, so no state is decoded.
-func (s *Snap) Live(repo, prefix, id string) (bool, error) {
-	_, err := s.txn.Get(key('d', repo, prefix, id))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, nil
-	}
-	return err == nil, wrapKey(err, repo, prefix, id)
-}
-
 // setPrefix is where the live records of a resource set are listed: the record
 // table for all records (tombstones are skipped while reading), the membership
 // table for a set.
@@ -222,3 +212,39 @@ func (s *Snap) SetInfo(repo, spec string) (*SetInfo, error) {
 	}
 	return &si, nil
 }
+
+// LiveCursor answers "is this identifier live in that format?" for identifiers
+// asked in increasing order, by walking that format's metadata keys alongside
+// the list being written instead of looking each one up.
+type LiveCursor struct {
+	it     *badger.Iterator
+	prefix []byte
+}
+
+// LiveCursor starts a cursor over the live records of (repo, prefix) at start.
+func (s *Snap) LiveCursor(repo, prefix, start string) *LiveCursor {
+	p := prefixKey('d', repo, prefix)
+	o := badger.DefaultIteratorOptions
+	o.Prefix = p
+	o.PrefetchValues = false
+	it := s.txn.NewIterator(o)
+	it.Seek(append(append([]byte(nil), p...), start...))
+	return &LiveCursor{it: it, prefix: p}
+}
+
+// Has reports whether id is live; ids must not decrease between calls.
+func (c *LiveCursor) Has(id string) bool {
+	for ; c.it.ValidForPrefix(c.prefix); c.it.Next() {
+		k := c.it.Item().Key()[len(c.prefix):]
+		switch cmp := string(k); {
+		case cmp == id:
+			return true
+		case cmp > id:
+			return false
+		}
+	}
+	return false
+}
+
+// Close releases the cursor.
+func (c *LiveCursor) Close() { c.it.Close() }

@@ -101,16 +101,22 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
+// parseWithConfig parses the flags, then loads and validates the -config file
+// (path points at the flag's value, set by the parse).
+func parseWithConfig(fs *flag.FlagSet, args []string, path *string) (*config.Config, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if *path == "" {
+		return nil, usageError{errors.New("-config FILE is required")}
+	}
+	return config.Load(*path)
+}
+
 func cmdCheckConfig(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("check-config", stderr)
 	path := fs.String("config", "", "configuration file (required)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *path == "" {
-		return usageError{errors.New("-config FILE is required")}
-	}
-	cfg, err := config.Load(*path)
+	cfg, err := parseWithConfig(fs, args, path)
 	if err != nil {
 		return err
 	}
@@ -142,13 +148,7 @@ func cmdHarvest(ctx context.Context, args []string, stderr io.Writer, reconcile 
 	} else {
 		fs.Lookup("force").Usage = "(reconcile only)"
 	}
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *path == "" {
-		return usageError{errors.New("-config FILE is required")}
-	}
-	cfg, err := config.Load(*path)
+	cfg, err := parseWithConfig(fs, args, path)
 	if err != nil {
 		return err
 	}
