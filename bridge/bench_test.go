@@ -29,6 +29,9 @@ import (
 // RSBRIDGE_BENCH_RECORDS=400000 adds a larger size.
 func BenchmarkHarvest(b *testing.B) {
 	sizes := []int{10000, 100000}
+	if os.Getenv("RSBRIDGE_BENCH_SMALL") != "" {
+		sizes = []int{20000}
+	}
 	if v, err := strconv.Atoi(os.Getenv("RSBRIDGE_BENCH_RECORDS")); err == nil && v > 0 {
 		sizes = append(sizes, v)
 	}

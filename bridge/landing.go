@@ -2,10 +2,9 @@ package bridge
 
 import (
 	"bytes"
+	"encoding/xml"
 	"net/url"
 	"strings"
-
-	"github.com/antchfx/xmlquery"
 )
 
 // Namespaces whose landing page rsbridge knows how to find.
@@ -25,45 +24,114 @@ func isJPCOAR(ns string) bool {
 // JPCOAR jpcoar:identifier with identifierType="URI" among the root's direct
 // children (nested ones describe other things, D-PMH-11), preferring one on the
 // repository's host (MD-003); junii2 URI; in oai_dc the first http(s)
-// dc:identifier. Only absolute http(s) URLs qualify.
+// dc:identifier. Only absolute http(s) URLs qualify. It runs for every new or
+// changed record, so it scans tokens (never building a tree), looks only at the
+// root's children, and stops at the first answer that cannot be bettered.
 func landingPage(metadata []byte, repoHost string) string {
-	doc, err := xmlquery.Parse(bytes.NewReader(metadata))
-	if err != nil {
+	d := xml.NewDecoder(bytes.NewReader(metadata))
+	var scopes []map[string]string // prefix -> namespace, per open element
+	resolve := func(prefix string) string {
+		for i := len(scopes) - 1; i >= 0; i-- {
+			if ns, ok := scopes[i][prefix]; ok {
+				return ns
+			}
+		}
 		return ""
 	}
-	var root *xmlquery.Node
-	for c := doc.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == xmlquery.ElementNode {
-			root = c
-			break
+	var rootNS, first string
+	var want func(ns, local string, attrs []xml.Attr) bool
+	for {
+		tok, err := d.RawToken()
+		if err != nil {
+			return first
 		}
-	}
-	if root == nil {
-		return ""
-	}
-	var candidates []string
-	for c := root.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type != xmlquery.ElementNode {
-			continue
-		}
-		switch {
-		case isJPCOAR(root.NamespaceURI) && isJPCOAR(c.NamespaceURI) && c.Data == "identifier" && c.SelectAttr("identifierType") == "URI",
-			root.NamespaceURI == nsJunii2 && c.NamespaceURI == nsJunii2 && c.Data == "URI",
-			!isJPCOAR(root.NamespaceURI) && root.NamespaceURI != nsJunii2 && c.NamespaceURI == nsDC && c.Data == "identifier":
-			if u := strings.TrimSpace(c.InnerText()); isHTTP(u) {
-				candidates = append(candidates, u)
+		switch t := tok.(type) {
+		case xml.StartElement:
+			scope := map[string]string{}
+			for _, a := range t.Attr {
+				if a.Name.Space == "xmlns" {
+					scope[a.Name.Local] = a.Value
+				} else if a.Name.Space == "" && a.Name.Local == "xmlns" {
+					scope[""] = a.Value
+				}
+			}
+			scopes = append(scopes, scope)
+			ns := resolve(t.Name.Space)
+			switch len(scopes) {
+			case 1:
+				rootNS = ns
+				switch {
+				case isJPCOAR(ns):
+					want = func(ns, local string, attrs []xml.Attr) bool {
+						return isJPCOAR(ns) && local == "identifier" && attrValue(attrs, "identifierType") == "URI"
+					}
+				case ns == nsJunii2:
+					want = func(ns, local string, _ []xml.Attr) bool { return ns == nsJunii2 && local == "URI" }
+				default:
+					want = func(ns, local string, _ []xml.Attr) bool { return ns == nsDC && local == "identifier" }
+				}
+			case 2:
+				if !want(ns, t.Name.Local, t.Attr) {
+					continue
+				}
+				text, err := elementText(d)
+				scopes = scopes[:len(scopes)-1]
+				if err != nil {
+					return first
+				}
+				if u := strings.TrimSpace(text); isHTTP(u) {
+					if !isJPCOAR(rootNS) || onHost(u, repoHost) {
+						return u // nothing can do better
+					}
+					if first == "" {
+						first = u
+					}
+				}
+			}
+		case xml.EndElement:
+			scopes = scopes[:len(scopes)-1]
+			if len(scopes) == 0 {
+				return first
 			}
 		}
 	}
-	if len(candidates) == 0 {
-		return ""
-	}
-	for _, u := range candidates {
-		if p, err := url.Parse(u); err == nil && strings.EqualFold(p.Hostname(), repoHost) {
-			return u
+}
+
+// elementText reads the character data of the element just started, through its
+// end tag.
+func elementText(d *xml.Decoder) (string, error) {
+	var b strings.Builder
+	for depth := 1; depth > 0; {
+		tok, err := d.RawToken()
+		if err != nil {
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+		case xml.EndElement:
+			depth--
+		case xml.CharData:
+			if depth == 1 {
+				b.Write(t)
+			}
 		}
 	}
-	return candidates[0]
+	return b.String(), nil
+}
+
+func attrValue(attrs []xml.Attr, local string) string {
+	for _, a := range attrs {
+		if a.Name.Space == "" && a.Name.Local == local {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func onHost(u, host string) bool {
+	p, err := url.Parse(u)
+	return err == nil && host != "" && strings.EqualFold(p.Hostname(), host)
 }
 
 func isHTTP(s string) bool {

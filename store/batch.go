@@ -86,6 +86,9 @@ func (b *Batch) EndRecord() error {
 			return err
 		}
 		b.stage(key('l', b.repo, b.prefix, set, l.ID), v)
+		if l.Count == 1 { // a new list: move the set's pointer to it
+			b.stage(key('L', b.repo, b.prefix, set), []byte(l.ID))
+		}
 		delete(b.dirty, set)
 	}
 	if len(b.staged) == 0 {
@@ -259,21 +262,24 @@ func (b *Batch) catalog(set string, ev *Event) error {
 	return nil
 }
 
-// lastList reads the newest catalog entry of a set, or nil.
+// lastList reads the newest catalog entry of a set, or nil: the set's pointer
+// key names it, so this is two point reads rather than an iterator.
 func (b *Batch) lastList(set string) (*ChangeListInfo, error) {
-	p := prefixKey('l', b.repo, b.prefix, set)
-	o := badger.DefaultIteratorOptions
-	o.Reverse = true
-	o.Prefix = p
-	it := b.txn.NewIterator(o)
-	defer it.Close()
-	it.Seek(append(slices.Clone(p), 0xFF))
-	if !it.ValidForPrefix(p) {
+	it, err := b.txn.Get(key('L', b.repo, b.prefix, set))
+	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, nil
 	}
-	l := &ChangeListInfo{Set: set, ID: string(it.Item().Key()[len(p):])}
-	if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, l) }); err != nil {
-		return nil, fmt.Errorf("store: change list catalog %s/%s/%q: %w", b.repo, b.prefix, set, err)
+	if err != nil {
+		return nil, fmt.Errorf("store: change list pointer %s/%s/%q: %w", b.repo, b.prefix, set, err)
+	}
+	id, err := it.ValueCopy(nil)
+	if err != nil {
+		return nil, err
+	}
+	l := &ChangeListInfo{Set: set, ID: string(id)}
+	found, err := getJSON(b.txn, key('l', b.repo, b.prefix, set, l.ID), l)
+	if err != nil || !found {
+		return nil, fmt.Errorf("store: change list catalog %s/%s/%q/%s missing: %v", b.repo, b.prefix, set, l.ID, err)
 	}
 	return l, nil
 }

@@ -16,6 +16,8 @@ import (
 //	m/repo·prefix·set·id      membership of a live record in a set (ancestors expanded)
 //	e/repo·prefix·seq         change event (JSON), seq 8 bytes big-endian
 //	x/repo·prefix·set·seq     the event as seen by one set: one byte, the change type in that set
+//	l/repo·prefix·set·listID  Change List catalog entry
+//	L/repo·prefix·set         ID of the set's newest Change List
 //	n/repo·prefix             event counter: last seq, last event time, live count
 //	c/repo·prefix             harvest checkpoint
 //	p/repo·prefix·id          "seen" marks of a reconciliation pass
