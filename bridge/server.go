@@ -312,8 +312,7 @@ func getRecordURL(base, prefix string) func(id string) string {
 // same run of records however the store grows while a client walks the index.
 func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	at := s.now().UTC()
-	started := false
-	err := s.db.View(r.Context(), func(snap *store.Snap) error {
+	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
 		var starts []string
 		count, err := snap.Pages(rs.repo.Name, rs.prefix, rs.set, s.limit, func(_ int, first string) error {
 			starts = append(starts, first)
@@ -322,11 +321,9 @@ func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, rs resourc
 		if err != nil {
 			return err
 		}
-		s.document(w, r, "no-cache")
-		if r.Method == http.MethodHead {
+		if !begin("no-cache") {
 			return nil
 		}
-		started = true
 		if count <= s.limit {
 			return s.writeResources(w, snap, rs, at, "", s.limit, false)
 		}
@@ -335,6 +332,21 @@ func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, rs resourc
 			d.Write(rsync.Entry{Loc: rs.resourceListPage(i+1, first)})
 		}
 		return d.Close()
+	})
+}
+
+// snapshotDocument runs fn on one store snapshot. fn prepares what it needs,
+// then calls begin with the Cache-Control value: begin sets the headers and
+// reports whether a body is wanted (not for HEAD). An error before begin is
+// answered with a status; one after it aborts the connection.
+func (s *Server) snapshotDocument(w http.ResponseWriter, r *http.Request, fn func(snap *store.Snap, begin func(cache string) bool) error) {
+	started := false
+	err := s.db.View(r.Context(), func(snap *store.Snap) error {
+		return fn(snap, func(cache string) bool {
+			s.document(w, r, cache)
+			started = r.Method != http.MethodHead
+			return started
+		})
 	})
 	s.finish(w, r, started, err)
 }
@@ -383,8 +395,7 @@ func (s *Server) resourceListPage(w http.ResponseWriter, r *http.Request, rs res
 		return
 	}
 	at := s.now().UTC()
-	started := false
-	err = s.db.View(r.Context(), func(snap *store.Snap) error {
+	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
 		start, ok := r.URL.Query()["start"]
 		first := ""
 		if ok {
@@ -404,14 +415,11 @@ func (s *Server) resourceListPage(w http.ResponseWriter, r *http.Request, rs res
 				return nil
 			}
 		}
-		s.document(w, r, "no-cache")
-		if r.Method == http.MethodHead {
+		if !begin("no-cache") {
 			return nil
 		}
-		started = true
 		return s.writeResources(w, snap, rs, at, first, s.limit, true)
 	})
-	s.finish(w, r, started, err)
 }
 
 // lists returns the set's Change Lists with the open one last: the catalog's
@@ -434,24 +442,20 @@ func (s *Server) lists(snap *store.Snap, rs resourceSet, now time.Time) ([]store
 
 func (s *Server) changeListIndex(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	now := s.now().UTC()
-	started := false
-	err := s.db.View(r.Context(), func(snap *store.Snap) error {
+	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
 		lists, err := s.lists(snap, rs, now)
 		if err != nil {
 			return err
 		}
-		s.document(w, r, "no-cache")
-		if r.Method == http.MethodHead {
+		if !begin("no-cache") {
 			return nil
 		}
-		started = true
 		d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ChangeList, From: lists[0].From}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
 		for _, l := range lists {
 			d.Write(rsync.Entry{Loc: rs.changeList(l.ID), MD: &rsync.MD{From: l.From, Until: l.Until(now)}})
 		}
 		return d.Close()
 	})
-	s.finish(w, r, started, err)
 }
 
 // changeList serves one Change List: one entry per change in the set, in order,
@@ -460,8 +464,7 @@ func (s *Server) changeListIndex(w http.ResponseWriter, r *http.Request, rs reso
 func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	id := vars(r)["list"]
 	now := s.now().UTC()
-	started := false
-	err := s.db.View(r.Context(), func(snap *store.Snap) error {
+	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
 		l, err := snap.ChangeList(rs.repo.Name, rs.prefix, rs.set, id)
 		if err != nil {
 			return err
@@ -484,11 +487,9 @@ func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceS
 		if !until.IsZero() {
 			cache = "public, max-age=31536000, immutable"
 		}
-		s.document(w, r, cache)
-		if r.Method == http.MethodHead {
+		if !begin(cache) {
 			return nil
 		}
-		started = true
 		d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ChangeList, From: l.From, Until: until},
 			rsync.Link{Rel: "up", Href: rs.capabilityList()}, rsync.Link{Rel: "index", Href: rs.changeListIndex()})
 		if l.Count > 0 {
@@ -508,7 +509,6 @@ func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceS
 		}
 		return d.Close()
 	})
-	s.finish(w, r, started, err)
 }
 
 // resource serves a record's metadata document: the stored bytes, whose hash

@@ -127,6 +127,17 @@ func TestDiscoveryPages(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(about, "OAI set <code>s1</code>") || !strings.Contains(about, "deletedRecord") || !strings.Contains(about, "is reported as <code>deleted</code>") {
 		t.Errorf("about:\n%s", about)
 	}
+	for _, doc := range []string{"/demo/oai_dc/all/resourcelist.xml", "/demo/oai_dc/set/s1/changelist.xml", "/demo/oai_dc/all/resourcelist-00001.xml"} {
+		resp, err := http.Head(s.srv.URL + doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || len(b) != 0 || resp.Header.Get("Content-Type") != "application/xml" {
+			t.Errorf("HEAD %s: %d, %d body bytes, %q", doc, resp.StatusCode, len(b), resp.Header.Get("Content-Type"))
+		}
+	}
 	if resp, _ := get("/demo/oai_dc/set/nope/capabilitylist.xml"); resp.StatusCode != 404 {
 		t.Errorf("unknown set: %d", resp.StatusCode)
 	}
