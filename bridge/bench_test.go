@@ -47,7 +47,7 @@ func BenchmarkHarvest(b *testing.B) {
 			var total time.Duration
 			var peak, peakLive uint64
 			for i := 0; i < b.N; i++ {
-				db, err := store.Open(store.Options{Dir: b.TempDir(), SyncWrites: true})
+				db, err := store.Open(store.Options{Dir: b.TempDir(), SyncWrites: true, ChangeListLimit: 50000, ChangeListPeriod: 24 * time.Hour})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,8 @@
-// Package bridge is the rsbridge service: harvest runs (OAI-PMH into the store),
-// change classification, reconciliation and, later, the ResourceSync server. It is
-// the only package that knows all the others.
+// Package bridge is the rsbridge service. Its ingest half harvests OAI-PMH into
+// the store (harvest.go, ingest.go, classify.go, reconcile.go, landing.go,
+// scheduler.go); its publishing half serves the store as a ResourceSync 1.1
+// source (server.go, urls.go, documents.go, pages.go, gzip.go). It is the only
+// package that knows all the others.
 package bridge
 
 import (
@@ -9,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/rsbridge/rsbridge/config"
@@ -35,7 +36,7 @@ type Progress struct {
 }
 
 // Harvester harvests one repository. Harvest and Reconcile of one Harvester never
-// overlap: the second waits for the first.
+// overlap: the second waits for the first (or, with IfIdle, does not run).
 type Harvester struct {
 	cfg      *config.Config
 	repo     config.Repository
@@ -47,8 +48,33 @@ type Harvester struct {
 	progress func(Progress)
 	host     string
 
-	mu sync.Mutex
+	busy chan struct{} // holds a token while a harvest or reconciliation runs
 }
+
+// ErrBusy reports a run refused because another run of the repository is
+// going (HarvestOptions.IfIdle).
+var ErrBusy = errors.New("a harvest or reconciliation of this repository is running")
+
+// acquire waits until no other run of the repository is going, or ctx ends;
+// with ifIdle it does not wait but returns ErrBusy.
+func (h *Harvester) acquire(ctx context.Context, ifIdle bool) error {
+	if ifIdle {
+		select {
+		case h.busy <- struct{}{}:
+			return nil
+		default:
+			return ErrBusy
+		}
+	}
+	select {
+	case h.busy <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("harvest %s: waiting for the running harvest: %w", h.repo.Name, ctx.Err())
+	}
+}
+
+func (h *Harvester) release() { <-h.busy }
 
 // HarvesterOptions are the optional parts of NewHarvester.
 type HarvesterOptions struct {
@@ -111,7 +137,8 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 	if u, err := url.Parse(repo.BaseURL); err == nil {
 		host = u.Hostname()
 	}
-	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, host: host}, nil
+	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, host: host,
+		busy: make(chan struct{}, 1)}, nil
 }
 
 // HarvestOptions select what one run does.
@@ -119,6 +146,9 @@ type HarvestOptions struct {
 	// Full ignores the high-water mark and any list in progress and harvests
 	// everything again (unchanged records make no events).
 	Full bool
+	// IfIdle returns ErrBusy at once when another run of the repository is
+	// going, instead of waiting for it (scheduled ticks skip).
+	IfIdle bool
 }
 
 // Result is what one run did, per metadata prefix.
@@ -135,8 +165,10 @@ type Result struct {
 // and the checkpoint. cannotDisseminateFormat for one prefix does not stop the
 // others; the returned error joins every prefix's failure.
 func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	if err := h.acquire(ctx, opts.IfIdle); err != nil {
+		return nil, err
+	}
+	defer h.release()
 	id, err := h.identify(ctx)
 	if err != nil {
 		h.recordOutcome(err)
@@ -223,16 +255,24 @@ func (h *Harvester) refreshSets(ctx context.Context) {
 	}
 }
 
+// fail ends one prefix's pass with an error that names the pass, the
+// repository, the prefix and the step that failed.
+func (h *Harvester) fail(res Result, pass, what string, err error) Result {
+	res.Err = fmt.Errorf("%s %s %s: %s: %w", pass, h.repo.Name, res.Prefix, what, err)
+	return res
+}
+
 func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh.Identify, opts HarvestOptions) (res Result) {
 	res.Prefix = prefix
 	log := h.log.With("prefix", prefix)
-	fail := func(what string, err error) Result {
-		res.Err = fmt.Errorf("harvest %s %s: %s: %w", h.repo.Name, prefix, what, err)
-		return res
-	}
-	cp, err := h.db.Checkpoint(h.repo.Name, prefix)
+	var cp store.Checkpoint
+	err := h.db.View(ctx, func(s *store.Snap) error {
+		var err error
+		cp, err = s.Checkpoint(h.repo.Name, prefix)
+		return err
+	})
 	if err != nil {
-		return fail("read checkpoint", err)
+		return h.fail(res, "harvest", "read checkpoint", err)
 	}
 	gran := id.Granularity
 	start := func() oaipmh.Query {
@@ -261,15 +301,15 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 	began := h.now()
 	for {
 		if err := ctx.Err(); err != nil {
-			return fail("stopped", err)
+			return h.fail(res, "harvest", "stopped", err)
 		}
 		batch, err := h.db.NewBatch(h.repo.Name, prefix)
 		if err != nil {
-			return fail("open batch", err)
+			return h.fail(res, "harvest", "open batch", err)
 		}
 		var pc Counts
-		ap := &applier{batch: batch, counts: &pc, now: h.now, log: log, url: h.client.URL(nil), host: h.host}
-		page, err := h.client.ListRecords(ctx, q, ap.apply)
+		in := h.ingest(batch, &pc, prefix, h.client.URL(nil))
+		page, err := h.client.ListRecords(ctx, q, in.record)
 		if err == nil {
 			err = guard.Check(q.Token, page)
 		}
@@ -283,15 +323,15 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 				continue
 			}
 			if oaipmh.IsCode(err, oaipmh.CannotDisseminateFormat) {
-				return fail("the repository cannot disseminate this format (check metadata_prefixes against ListMetadataFormats)", err)
+				return h.fail(res, "harvest", "the repository cannot disseminate this format (check metadata_prefixes against ListMetadataFormats)", err)
 			}
-			return fail(fmt.Sprintf("list records (page %d)", cp.SeqPages+1), err)
+			return h.fail(res, "harvest", fmt.Sprintf("list records (page %d)", cp.SeqPages+1), err)
 		}
 		if cp.SeqPages == 0 || cp.SeqResponseDate.IsZero() {
 			cp.SeqResponseDate = page.ResponseDate
 		}
-		if ap.maxDS.After(cp.SeqMaxDatestamp) {
-			cp.SeqMaxDatestamp = ap.maxDS
+		if in.maxDS.After(cp.SeqMaxDatestamp) {
+			cp.SeqMaxDatestamp = in.maxDS
 		}
 		cp.SeqPages++
 		cp.SeqRecords += int64(page.Count)
@@ -303,11 +343,11 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 		}
 		if err := batch.SetCheckpoint(cp); err != nil {
 			batch.Discard()
-			return fail("write checkpoint", err)
+			return h.fail(res, "harvest", "write checkpoint", err)
 		}
 		if err := batch.Commit(); err != nil {
 			batch.Discard()
-			return fail("commit page", err)
+			return h.fail(res, "harvest", "commit page", err)
 		}
 		res.Counts.add(pc)
 		h.progress(Progress{Repo: h.repo.Name, Prefix: prefix, Pages: res.Counts.Pages, Records: res.Counts.Records,

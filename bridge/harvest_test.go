@@ -108,12 +108,7 @@ repositories:
 		t.Fatal(err)
 	}
 	e.cfg = cfg
-	db, err := store.Open(store.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e.db = db
+	e.db = openStore(t, store.Options{InMemory: true})
 	return e
 }
 
@@ -156,7 +151,7 @@ func (e *env) assertMirror(prefix string) {
 	for i := 0; i < e.up.Len(); i++ {
 		it, ok := e.up.Item(i, prefix)
 		id := e.up.Identifier(i)
-		rec, err := e.db.Record("demo", prefix, id)
+		rec, err := peek(e.db).Record("demo", prefix, id)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -171,7 +166,7 @@ func (e *env) assertMirror(prefix string) {
 			e.t.Errorf("%q: live upstream, missing in store (%+v)", id, rec)
 			continue
 		}
-		meta, _ := e.db.Metadata("demo", prefix, id)
+		meta, _ := peek(e.db).Metadata("demo", prefix, id)
 		if string(meta) != string(it.Metadata) {
 			e.t.Errorf("%q: metadata differs\nstore    %.200s\nupstream %.200s", id, meta, it.Metadata)
 		}
@@ -182,7 +177,7 @@ func (e *env) assertMirror(prefix string) {
 			e.t.Errorf("%q: datestamp %v, upstream %v", id, rec.Datestamp, it.Datestamp)
 		}
 	}
-	ctr, _ := e.db.Counter("demo", prefix)
+	ctr, _ := peek(e.db).Counter("demo", prefix)
 	if ctr.Live != int64(live) {
 		t := e.t
 		t.Errorf("store counts %d live records, upstream has %d", ctr.Live, live)
@@ -192,14 +187,14 @@ func (e *env) assertMirror(prefix string) {
 // events returns "change:identifier" strings after seq.
 func (e *env) events(prefix string, after uint64) []*store.Event {
 	var out []*store.Event
-	if err := e.db.Events(context.Background(), "demo", prefix, after, func(ev *store.Event) error { out = append(out, ev); return nil }); err != nil {
+	if err := peek(e.db).Events("demo", prefix, after, func(ev *store.Event) error { out = append(out, ev); return nil }); err != nil {
 		e.t.Fatal(err)
 	}
 	return out
 }
 
 func (e *env) lastSeq(prefix string) uint64 {
-	c, _ := e.db.Counter("demo", prefix)
+	c, _ := peek(e.db).Counter("demo", prefix)
 	return c.Seq
 }
 
@@ -228,7 +223,7 @@ func TestInitialHarvestHostileIdentifiers(t *testing.T) {
 	if !strings.ContainsAny(hostile, "/ ") || !strings.Contains(hostile, "論文") {
 		t.Fatalf("fixture identifier not hostile: %q", hostile)
 	}
-	if r, _ := e.db.Record("demo", "oai_dc", hostile); r == nil {
+	if r, _ := peek(e.db).Record("demo", "oai_dc", hostile); r == nil {
 		t.Errorf("hostile identifier %q not stored", hostile)
 	}
 	// A second run with nothing changed makes no events.
@@ -246,7 +241,7 @@ func TestIncrementalChanges(t *testing.T) {
 	e := newEnv(t, oaiserver.Options{Records: 100, PageSize: 30, SetCount: 4})
 	e.mustHarvest()
 	seq := e.lastSeq("oai_dc")
-	hw, _ := e.db.Checkpoint("demo", "oai_dc")
+	hw, _ := peek(e.db).Checkpoint("demo", "oai_dc")
 
 	at := e.upClock.now().Add(time.Hour)
 	e.upClock.set(at.Add(time.Hour))
@@ -370,11 +365,11 @@ func TestBrokenPageMidList(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "harvest demo oai_dc: list records (page 4)") || !strings.Contains(err.Error(), "closed by </x>") || !strings.Contains(err.Error(), e.srv.URL) {
 		t.Fatalf("got %v", err)
 	}
-	if r, _ := e.db.Record("demo", "oai_dc", "oai:broken:1"); r != nil {
+	if r, _ := peek(e.db).Record("demo", "oai_dc", "oai:broken:1"); r != nil {
 		t.Fatal("a record of the broken page was applied")
 	}
-	cp, _ := e.db.Checkpoint("demo", "oai_dc")
-	ctr, _ := e.db.Counter("demo", "oai_dc")
+	cp, _ := peek(e.db).Checkpoint("demo", "oai_dc")
+	ctr, _ := peek(e.db).Counter("demo", "oai_dc")
 	if !cp.InProgress || cp.Token == "" || cp.SeqPages != 3 || ctr.Live != 30 {
 		t.Fatalf("checkpoint %+v live %d", cp, ctr.Live)
 	}
@@ -474,7 +469,7 @@ func TestRepeatedTokenAndEmptyPages(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), cs.want) {
 				t.Fatalf("got %v", err)
 			}
-			if ctr, _ := e.db.Counter("demo", "oai_dc"); ctr.Live != 2 {
+			if ctr, _ := peek(e.db).Counter("demo", "oai_dc"); ctr.Live != 2 {
 				t.Errorf("first page lost: %+v", ctr)
 			}
 		})
@@ -524,7 +519,7 @@ func TestCannotDisseminateOnePrefix(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 	e.assertMirror("oai_dc")
-	ri, _ := e.db.RepoInfo("demo")
+	ri, _ := peek(e.db).RepoInfo("demo")
 	if ri.LastHarvestOK || !strings.Contains(ri.LastError, "cannotDisseminateFormat") {
 		t.Errorf("%+v", ri)
 	}
@@ -597,7 +592,7 @@ func TestReconcileSafetyLimit(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "listed no identifiers at all but 50 records are live") {
 		t.Fatalf("got %v", err)
 	}
-	if ctr, _ := e.db.Counter("demo", "oai_dc"); ctr.Live != 50 {
+	if ctr, _ := peek(e.db).Counter("demo", "oai_dc"); ctr.Live != 50 {
 		t.Fatal("records were deleted")
 	}
 	res, err := e.harvester().Reconcile(context.Background(), ReconcileOptions{Force: true})
@@ -627,11 +622,7 @@ func TestFullReharvestIsIdempotent(t *testing.T) {
 // with its bytes and membership and exactly one created event (review finding).
 func TestSplitPageThenBrokenTail(t *testing.T) {
 	e := newEnv(t, oaiserver.Options{Records: 800, PageSize: 400, SetCount: 3, RecordBytes: 600})
-	db, err := store.Open(store.Options{Dir: t.TempDir(), MemTableSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t, store.Options{Dir: t.TempDir(), MemTableSize: 1 << 20})
 	e.db = db
 	broke := false
 	e.faults.set(func(w http.ResponseWriter, r *http.Request, _ int) bool {
@@ -650,7 +641,7 @@ func TestSplitPageThenBrokenTail(t *testing.T) {
 	if _, err := e.harvest(false); err == nil {
 		t.Fatal("the broken page must fail the harvest")
 	}
-	ctr, _ := db.Counter("demo", "oai_dc")
+	ctr, _ := peek(db).Counter("demo", "oai_dc")
 	if ctr.Live == 0 {
 		t.Fatal("expected committed parts of the split page (the test needs a split)")
 	}
@@ -668,7 +659,7 @@ func TestSplitPageThenBrokenTail(t *testing.T) {
 	for s, want := range map[string]int{"s0": 0, "s1": 0, "s2": 0} {
 		_ = want
 		n := 0
-		db.SetMembers(context.Background(), "demo", "oai_dc", s, func(string) error { n++; return nil })
+		n = peek(db).Members("demo", "oai_dc", s)
 		live := 0
 		for i := 0; i < e.up.Len(); i++ {
 			if it, ok := e.up.Item(i, "oai_dc"); ok && !it.Deleted && slices.Contains(store.ExpandSets(it.Sets), s) {

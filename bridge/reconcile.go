@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/store"
@@ -33,8 +32,10 @@ var ErrReconcileRefused = errors.New("reconciliation refused")
 // events; listed records unknown to the store are fetched with GetRecord; changed
 // setSpecs become set moves. Nothing is deleted unless the pass was complete.
 func (h *Harvester) Reconcile(ctx context.Context, opts ReconcileOptions) ([]Result, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	if err := h.acquire(ctx, false); err != nil {
+		return nil, err
+	}
+	defer h.release()
 	id, err := h.identify(ctx)
 	if err != nil {
 		return nil, err
@@ -55,13 +56,8 @@ func (h *Harvester) Reconcile(ctx context.Context, opts ReconcileOptions) ([]Res
 
 func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaipmh.Identify, opts ReconcileOptions) (res Result) {
 	res.Prefix = prefix
-	log := h.log.With("prefix", prefix, "pass", "reconcile")
-	fail := func(what string, err error) Result {
-		res.Err = fmt.Errorf("reconcile %s %s: %s: %w", h.repo.Name, prefix, what, err)
-		return res
-	}
 	if err := h.db.ClearSeen(h.repo.Name, prefix); err != nil {
-		return fail("clear previous pass", err)
+		return h.fail(res, "reconcile", "clear previous pass", err)
 	}
 	q := oaipmh.Query{MetadataPrefix: prefix, Granularity: id.Granularity}
 	guard := oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
@@ -69,21 +65,20 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 	for {
 		batch, err := h.db.NewBatch(h.repo.Name, prefix)
 		if err != nil {
-			return fail("open batch", err)
+			return h.fail(res, "reconcile", "open batch", err)
 		}
 		var pc Counts
-		ap := &applier{batch: batch, counts: &pc, now: h.now, log: log, url: h.client.URL(nil), host: h.host}
+		in := h.ingest(batch, &pc, prefix, h.client.URL(nil))
 		var unknown []string
 		page, err := h.client.ListIdentifiers(ctx, q, func(hd *oaipmh.Header) error {
-			if hd.Identifier == "" {
-				return nil
+			if hd.Identifier != "" {
+				listed++
 			}
-			listed++
-			batch.MarkSeen(hd.Identifier)
-			if err := reconcileHeader(ap, batch, hd, &unknown, &pc); err != nil {
-				return err
+			fetch, err := in.listed(hd)
+			if fetch {
+				unknown = append(unknown, hd.Identifier)
 			}
-			return batch.EndRecord()
+			return err
 		})
 		if err == nil {
 			err = guard.Check(q.Token, page)
@@ -96,14 +91,14 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 		}
 		batch.Discard()
 		if err != nil {
-			return fail("list identifiers (the pass is incomplete, nothing was deleted)", err)
+			return h.fail(res, "reconcile", "list identifiers (the pass is incomplete, nothing was deleted)", err)
 		}
 		res.Counts.add(pc)
 		res.Counts.Pages++
 		// Identifiers the store does not hold: fetch them.
 		for _, oid := range unknown {
 			if err := h.fetchOne(ctx, prefix, oid, &res.Counts); err != nil {
-				return fail("get record "+oid, err)
+				return h.fail(res, "reconcile", "get record "+oid, err)
 			}
 		}
 		if page.Done() {
@@ -114,48 +109,21 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 	return h.finishReconcile(ctx, prefix, listed, firstSize, opts, res)
 }
 
-// reconcileHeader compares one listed header with the store.
-func reconcileHeader(ap *applier, batch *store.Batch, hd *oaipmh.Header, unknown *[]string, pc *Counts) error {
-	old, err := batch.Get(hd.Identifier)
-	if err != nil {
-		return err
-	}
-	switch {
-	case hd.Deleted:
-		if old != nil && !old.Deleted {
-			return ap.applyRecord(&oaipmh.Record{Header: *hd})
-		}
-	case old == nil || old.Deleted:
-		*unknown = append(*unknown, hd.Identifier)
-	case !slices.Equal(old.Members(), store.ExpandSets(hd.SetSpecs)):
-		// Membership changed without a datestamp change (OAI-PMH does not
-		// require one): a set move with the stored bytes.
-		next := *old
-		next.Sets = normaliseSets(hd.SetSpecs)
-		ev := &store.Event{Identifier: old.Identifier, Change: store.Updated, SetsBefore: old.Members(), SetsAfter: next.Members(),
-			SHA256: old.SHA256, MD5: old.MD5, Length: old.Length, Datestamp: hd.Datestamp}
-		pc.Updated++
-		return ap.write(ev, &next, nil)
-	}
-	return nil
-}
-
 // finishReconcile deletes what a complete pass did not list, within the safety
 // limits.
 func (h *Harvester) finishReconcile(ctx context.Context, prefix string, listed, firstSize int64, opts ReconcileOptions, res Result) Result {
-	log := h.log.With("prefix", prefix, "pass", "reconcile")
-	fail := func(what string, err error) Result {
-		res.Err = fmt.Errorf("reconcile %s %s: %s: %w", h.repo.Name, prefix, what, err)
-		return res
-	}
 	// The pass is complete: what was not seen is gone.
-	ctr, err := h.db.Counter(h.repo.Name, prefix)
-	if err != nil {
-		return fail("read counter", err)
-	}
+	var ctr store.Counter
 	var missing int64
-	if err := h.db.Unseen(ctx, h.repo.Name, prefix, func(*store.Record) error { missing++; return nil }); err != nil {
-		return fail("find unseen records", err)
+	err := h.db.View(ctx, func(s *store.Snap) error {
+		var err error
+		if ctr, err = s.Counter(h.repo.Name, prefix); err != nil {
+			return err
+		}
+		return s.Unseen(h.repo.Name, prefix, func(*store.Record) error { missing++; return nil })
+	})
+	if err != nil {
+		return h.fail(res, "reconcile", "find unseen records", err)
 	}
 	var why string
 	switch {
@@ -168,13 +136,14 @@ func (h *Harvester) finishReconcile(ctx context.Context, prefix string, listed, 
 		why = fmt.Sprintf("the complete identifier list (%d identifiers) lacks %d of %d live records", listed, missing, ctr.Live)
 	}
 	if why != "" {
-		return fail("safety limit", fmt.Errorf("%w: %s; if the repository really deleted them run `rsbridge reconcile -force`", ErrReconcileRefused, why))
+		return h.fail(res, "reconcile", "safety limit", fmt.Errorf("%w: %s; if the repository really deleted them run `rsbridge reconcile -force`", ErrReconcileRefused, why))
 	}
 	if missing > 0 {
 		if err := h.deleteUnseen(ctx, prefix, &res.Counts); err != nil {
-			return fail("delete unseen records", err)
+			return h.fail(res, "reconcile", "delete unseen records", err)
 		}
 	}
+	log := h.log.With("prefix", prefix, "pass", "reconcile")
 	if err := h.db.ClearSeen(h.repo.Name, prefix); err != nil {
 		log.Warn("cannot clear reconciliation marks", "err", err)
 	}
@@ -196,18 +165,18 @@ func (h *Harvester) fetchOne(ctx context.Context, prefix, oid string, counts *Co
 		return err
 	}
 	defer batch.Discard()
-	ap := &applier{batch: batch, counts: counts, now: h.now, log: h.log, host: h.host}
-	if err := ap.apply(rec); err != nil {
+	if err := h.ingest(batch, counts, prefix, h.client.URL(nil)).record(rec); err != nil {
 		return err
 	}
 	return batch.Commit()
 }
 
 // deleteUnseen writes deleted events for unseen records, a few hundred per
-// transaction, while a read snapshot iterates them.
+// batch, while a read snapshot iterates them.
 func (h *Harvester) deleteUnseen(ctx context.Context, prefix string, counts *Counts) error {
 	const per = 500
 	var batch *store.Batch
+	var in *ingest
 	n := 0
 	flush := func() error {
 		if batch == nil {
@@ -218,28 +187,23 @@ func (h *Harvester) deleteUnseen(ctx context.Context, prefix string, counts *Cou
 		batch, n = nil, 0
 		return err
 	}
-	err := h.db.Unseen(ctx, h.repo.Name, prefix, func(r *store.Record) error {
-		if batch == nil {
-			var err error
-			if batch, err = h.db.NewBatch(h.repo.Name, prefix); err != nil {
+	err := h.db.View(ctx, func(s *store.Snap) error {
+		return s.Unseen(h.repo.Name, prefix, func(r *store.Record) error {
+			if batch == nil {
+				var err error
+				if batch, err = h.db.NewBatch(h.repo.Name, prefix); err != nil {
+					return err
+				}
+				in = h.ingest(batch, counts, prefix, "")
+			}
+			if err := in.unseen(r.Identifier); err != nil {
 				return err
 			}
-		}
-		ap := &applier{batch: batch, counts: counts, now: h.now, log: h.log, host: h.host}
-		cur, err := batch.Get(r.Identifier)
-		if err != nil || cur == nil || cur.Deleted {
-			return err
-		}
-		if err := ap.remove(cur, cur.Datestamp); err != nil {
-			return err
-		}
-		if err := batch.EndRecord(); err != nil {
-			return err
-		}
-		if n++; n >= per {
-			return flush()
-		}
-		return nil
+			if n++; n >= per {
+				return flush()
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		if batch != nil {

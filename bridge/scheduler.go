@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -57,7 +58,11 @@ func NewScheduler(cfg *config.Config, db *store.DB, o HarvesterOptions) (*Schedu
 
 func (s *Scheduler) harvestJob(h *Harvester) func() {
 	return func() {
-		res, err := h.Harvest(s.ctx, HarvestOptions{})
+		res, err := h.Harvest(s.ctx, HarvestOptions{IfIdle: true})
+		if errors.Is(err, ErrBusy) {
+			s.log.Debug("harvest tick skipped: the previous run is still going", "repo", h.repo.Name)
+			return
+		}
 		var c Counts
 		for _, r := range res {
 			c.add(r.Counts)

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+	"github.com/rsbridge/rsbridge/rsync"
 )
 
 func TestResourceHTTP(t *testing.T) {
@@ -143,5 +145,14 @@ func TestDiscoveryPages(t *testing.T) {
 	}
 	if resp, _ := get("/demo/oai_dc/all/changelist-20990101T000000Z-0001.xml"); resp.StatusCode != 404 {
 		t.Errorf("unknown change list: %d", resp.StatusCode)
+	}
+}
+
+// TestPageLimitIsSitemapLimit: config's largest page_limit is the Sitemap
+// protocol's limit, which rsync enforces; the two packages may not import each
+// other, so this test keeps the two constants equal.
+func TestPageLimitIsSitemapLimit(t *testing.T) {
+	if config.DefaultPageLimit != rsync.MaxEntries {
+		t.Fatalf("config.DefaultPageLimit %d, rsync.MaxEntries %d", config.DefaultPageLimit, rsync.MaxEntries)
 	}
 }

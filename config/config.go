@@ -17,7 +17,7 @@ const (
 	DefaultDataDir          = "./data"
 	DefaultLogLevel         = "info"
 	DefaultGCInterval       = 10 * time.Minute
-	DefaultPageLimit        = 50000
+	DefaultPageLimit        = 50000 // also the largest: the Sitemap limit, rsync.MaxEntries (a bridge test keeps them equal)
 	DefaultChangeListPeriod = 24 * time.Hour
 	DefaultMetadataPrefix   = "oai_dc"
 	DefaultSchedule         = "@every 1h"
@@ -205,7 +205,11 @@ func (c *Config) HasReconcile(r Repository) bool {
 	return r.Reconcile != ReconcileOff && r.Reconcile != ""
 }
 
-func (c *Config) applyDefaults() {
+// SetDefaults fills what is derived from other values or left empty: the base
+// URL from the listen address, and each repository's metadata prefixes,
+// schedule and reconcile schedule. Parse calls it; so must code that builds a
+// Config from Default instead of a file.
+func (c *Config) SetDefaults() {
 	if c.BaseURL == "" {
 		c.BaseURL = defaultBaseURL(c.Listen)
 	} else if trimmed := trimSlashes(c.BaseURL); trimmed != "" {
@@ -225,8 +229,11 @@ func (c *Config) applyDefaults() {
 	}
 }
 
-func newDefaultConfig() Config {
-	return Config{
+// Default returns the built-in configuration: every default and no
+// repositories. Code that needs a configuration without a file (quick mode,
+// the demo) starts here, adds repositories, calls SetDefaults and Validate.
+func Default() *Config {
+	return &Config{
 		Listen:   DefaultListen,
 		DataDir:  DefaultDataDir,
 		LogLevel: DefaultLogLevel,

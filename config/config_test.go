@@ -652,26 +652,6 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func TestRewriteTypeError(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"line 7: field foo not found in type config.Repository", `line 7: unknown key "foo"`},
-		{"line 3: field delay already set in type config.Harvest", `line 3: duplicate key "delay"`},
-		{"line 4: cannot unmarshal !!str `abc` into time.Duration", "line 4: invalid value `abc` (expected a duration such as 30s, 5m or 1h)"},
-		{"line 4: cannot unmarshal !!int `30` into *time.Duration", "line 4: invalid value `30` (expected a duration such as 30s, 5m or 1h)"},
-		{"line 2: cannot unmarshal !!seq into string", "line 2: invalid value (expected a string)"},
-		{"line 2: cannot unmarshal !!map into []config.Repository", "line 2: invalid value (expected a list)"},
-		{"line 2: cannot unmarshal !!str `x` into config.Store", "line 2: invalid value `x` (expected a mapping)"},
-		{"line 2: cannot unmarshal !!str `x` into int64", "line 2: invalid value `x` (expected an integer)"},
-		{"line 2: cannot unmarshal !!str `x` into bool", "line 2: invalid value `x` (expected true or false)"},
-		{"something else", "something else"},
-	}
-	for _, tt := range tests {
-		if got := rewriteTypeError(tt.in); got != tt.want {
-			t.Errorf("rewriteTypeError(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestExampleLoads(t *testing.T) {
 	c, err := Load("example.yaml")
 	if err != nil {
@@ -680,8 +660,8 @@ func TestExampleLoads(t *testing.T) {
 	if got, want := c.Resolved(Repository{}), builtinSettings(); !reflect.DeepEqual(got, want) {
 		t.Errorf("example.yaml defaults: differ from the built-in ones:\ngot  %+v\nwant %+v", got, want)
 	}
-	d := newDefaultConfig()
-	d.applyDefaults()
+	d := Default()
+	d.SetDefaults()
 	if c.Listen != d.Listen || c.BaseURL != d.BaseURL || c.DataDir != d.DataDir ||
 		c.Contact != "" || c.LogLevel != d.LogLevel || !c.Store.Sync() ||
 		c.Store.GCInterval != d.Store.GCInterval || c.ResourceSync != d.ResourceSync {

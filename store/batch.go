@@ -15,8 +15,8 @@ import (
 // writes.
 //
 // Everything one record produces (event, per-set entries, Change List catalog,
-// counter, state, bytes, membership) is staged in memory and applied to the
-// transaction as a unit by EndRecord. When the next record would not fit in the
+// counter, state, bytes, membership) is staged in memory by Apply and written
+// to the transaction as a unit before Apply returns. When the next record would not fit in the
 // transaction (the estimate replicates Badger's own), the transaction is
 // committed first, so a split falls between records, never inside one, and every
 // committed part is consistent. The checkpoint is staged last by SetCheckpoint and
@@ -68,9 +68,27 @@ func (b *Batch) estimate(o op) int64 {
 	return int64(len(o.k)) + v + 2 + 10
 }
 
-// EndRecord applies what the current record staged. Callers call it after each
-// record; Commit calls it too.
-func (b *Batch) EndRecord() error {
+// Apply writes one record's new state: the event (when ev is not nil: it gets
+// the next sequence number and detection time, which become next.Seq and
+// next.Modified), the state, the metadata bytes (nil keeps the stored ones),
+// set membership and counts, all as one unit that a transaction split never
+// cuts.
+func (b *Batch) Apply(next *Record, metadata []byte, ev *Event) error {
+	if ev != nil {
+		if err := b.appendEvent(ev); err != nil {
+			return err
+		}
+		next.Modified, next.Seq = ev.Time, ev.Seq
+	}
+	if err := b.put(next, metadata); err != nil {
+		return err
+	}
+	return b.endRecord()
+}
+
+// endRecord writes what the current record staged to the transaction,
+// committing the transaction first when the record would not fit.
+func (b *Batch) endRecord() error {
 	if b.ctrDirty {
 		v, err := json.Marshal(b.ctr)
 		if err != nil {
@@ -150,10 +168,10 @@ func (b *Batch) Get(id string) (*Record, error) {
 	return r, nil
 }
 
-// Put stages the record's state and, for a live record, its metadata bytes (nil
+// put stages the record's state and, for a live record, its metadata bytes (nil
 // keeps the stored bytes). It maintains set membership, whose values carry the
 // record state so per-set Resource Lists are one scan, and the record counts.
-func (b *Batch) Put(rec *Record, metadata []byte) error {
+func (b *Batch) put(rec *Record, metadata []byte) error {
 	old, err := b.Get(rec.Identifier)
 	if err != nil {
 		return err
@@ -192,11 +210,11 @@ func btoi(v bool) int64 {
 	return 0
 }
 
-// Append assigns the event the next sequence number and a detection time strictly
+// appendEvent assigns the event the next sequence number and a detection time strictly
 // after the previous event's (microsecond steps), and stages it with its entry in
 // each resource set it concerns (all records, and every set it joins, stays in or
 // leaves) and those sets' Change List catalog.
-func (b *Batch) Append(ev *Event) error {
+func (b *Batch) appendEvent(ev *Event) error {
 	now := b.db.now().UTC().Truncate(time.Microsecond)
 	if !now.After(b.ctr.LastTime) {
 		now = b.ctr.LastTime.Add(time.Microsecond)
@@ -296,7 +314,7 @@ func unionSets(a, b []string) []string {
 
 // SetCheckpoint stages the checkpoint; Commit applies it after everything else.
 func (b *Batch) SetCheckpoint(cp Checkpoint) error {
-	if err := b.EndRecord(); err != nil {
+	if err := b.endRecord(); err != nil {
 		return err
 	}
 	v, err := json.Marshal(cp)
@@ -308,13 +326,14 @@ func (b *Batch) SetCheckpoint(cp Checkpoint) error {
 }
 
 // MarkSeen records that a reconciliation pass saw the identifier.
-func (b *Batch) MarkSeen(id string) {
+func (b *Batch) MarkSeen(id string) error {
 	b.stage(key('p', b.repo, b.prefix, id), nil)
+	return b.endRecord()
 }
 
 // Commit makes everything in the batch durable.
 func (b *Batch) Commit() error {
-	if err := b.EndRecord(); err != nil {
+	if err := b.endRecord(); err != nil {
 		return err
 	}
 	if err := b.txn.Commit(); err != nil {

@@ -11,7 +11,7 @@ import (
 // neighbour (repository "a" does not match "ab"). Keys sort in the order lists are
 // served: records by identifier, events by sequence number.
 //
-//	r/repo·prefix·id          record state (JSON)
+//	r/repo·prefix·id          record state (binary, codec.go)
 //	d/repo·prefix·id          metadata bytes of a live record
 //	m/repo·prefix·set·id      membership of a live record in a set (ancestors expanded)
 //	e/repo·prefix·seq         change event (JSON), seq 8 bytes big-endian

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -14,11 +15,12 @@ import (
 type Snap struct {
 	txn *badger.Txn
 	ctx context.Context
+	db  *DB
 }
 
 // View runs fn on a snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Snap) error) error {
-	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Snap{txn: txn, ctx: ctx}) })
+	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Snap{txn: txn, ctx: ctx, db: db}) })
 }
 
 // Record returns a record's state, or nil.
@@ -119,8 +121,11 @@ func (s *Snap) Pages(repo, prefix, set string, limit int, page func(n int, first
 	return count, nil
 }
 
-// ChangeLists returns the catalog of a set's Change Lists in time order.
-func (s *Snap) ChangeLists(repo, prefix, set string) ([]ChangeListInfo, error) {
+// ChangeLists returns a set's Change Lists in time order with the open one
+// last: the catalog, plus, when its newest list is closed at now (or there is
+// none yet), the open list the next change will go to, computed with the same
+// rule Batch uses, so its ID and From are what the catalog will say later.
+func (s *Snap) ChangeLists(repo, prefix, set string, now time.Time) ([]ChangeListInfo, error) {
 	p := prefixKey('l', repo, prefix, set)
 	var out []ChangeListInfo
 	err := scan(s.txn, p, true, func(k, v []byte) error {
@@ -131,7 +136,19 @@ func (s *Snap) ChangeLists(repo, prefix, set string) ([]ChangeListInfo, error) {
 		out = append(out, l)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	var last *ChangeListInfo
+	if len(out) > 0 {
+		last = &out[len(out)-1]
+	}
+	if last == nil || !last.Until(now).IsZero() {
+		open := NextList(last, now, s.db.clPeriod, s.db.clLimit)
+		open.Set = set
+		out = append(out, open)
+	}
+	return out, nil
 }
 
 // SetEvents calls fn for the set's change entries with sequence numbers in
@@ -193,14 +210,38 @@ func (s *Snap) Counter(repo, prefix string) (Counter, error) {
 	return c, err
 }
 
-// ChangeList returns one catalog entry, or nil.
-func (s *Snap) ChangeList(repo, prefix, set, id string) (*ChangeListInfo, error) {
+// ChangeList returns one Change List of a set: a catalog entry, or the open
+// list that has no entry yet; nil if there is no such list at now.
+func (s *Snap) ChangeList(repo, prefix, set, id string, now time.Time) (*ChangeListInfo, error) {
 	l := &ChangeListInfo{Set: set, ID: id}
 	found, err := getJSON(s.txn, key('l', repo, prefix, set, id), l)
-	if err != nil || !found {
-		return nil, err
+	if err != nil || found {
+		return l, err
 	}
-	return l, nil
+	it, err := s.txn.Get(key('L', repo, prefix, set))
+	var last *ChangeListInfo
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		newest, err := it.ValueCopy(nil)
+		if err != nil {
+			return nil, err
+		}
+		last = &ChangeListInfo{Set: set, ID: string(newest)}
+		if _, err := getJSON(s.txn, key('l', repo, prefix, set, last.ID), last); err != nil {
+			return nil, err
+		}
+		if last.Until(now).IsZero() {
+			return nil, nil // the newest list is open, and it is not id
+		}
+	}
+	if open := NextList(last, now, s.db.clPeriod, s.db.clLimit); open.ID == id {
+		open.Set = set
+		return &open, nil
+	}
+	return nil, nil
 }
 
 // SetInfo returns one stored set description, or nil.
@@ -248,3 +289,65 @@ func (c *LiveCursor) Has(id string) bool {
 
 // Close releases the cursor.
 func (c *LiveCursor) Close() { c.it.Close() }
+
+// Checkpoint returns the harvest checkpoint of (repo, prefix), zero if none.
+func (s *Snap) Checkpoint(repo, prefix string) (Checkpoint, error) {
+	var cp Checkpoint
+	if _, err := getJSON(s.txn, key('c', repo, prefix), &cp); err != nil {
+		return cp, fmt.Errorf("store: checkpoint %s/%s: %w", repo, prefix, err)
+	}
+	return cp, nil
+}
+
+// Events calls fn for every event of (repo, prefix) with a sequence number above
+// after, in order.
+func (s *Snap) Events(repo, prefix string, after uint64, fn func(*Event) error) error {
+	p := prefixKey('e', repo, prefix)
+	o := badger.DefaultIteratorOptions
+	o.Prefix = p
+	it := s.txn.NewIterator(o)
+	defer it.Close()
+	n := 0
+	for it.Seek(seqKey('e', after+1, repo, prefix)); it.ValidForPrefix(p); it.Next() {
+		if n++; n%1024 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ev := &Event{Repo: repo, Prefix: prefix, Seq: seqOf(it.Item().Key())}
+		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, ev) }); err != nil {
+			return fmt.Errorf("store: event %s/%s/%d: %w", repo, prefix, ev.Seq, err)
+		}
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Unseen calls fn for every live record of (repo, prefix) that the current
+// reconciliation pass did not mark as seen, in identifier order.
+func (s *Snap) Unseen(repo, prefix string, fn func(*Record) error) error {
+	p := prefixKey('r', repo, prefix)
+	n := 0
+	return scan(s.txn, p, true, func(k, v []byte) error {
+		if n++; n%1024 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		id := string(k[len(p):])
+		r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
+		if err := decodeRecord(v, r); err != nil {
+			return fmt.Errorf("store: record %q: %w", id, err)
+		}
+		if r.Deleted {
+			return nil
+		}
+		_, err := s.txn.Get(key('p', repo, prefix, id))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fn(r)
+		}
+		return err
+	})
+}

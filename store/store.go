@@ -5,7 +5,6 @@
 package store
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,8 +35,9 @@ type Options struct {
 	// (default 32 MiB); tests make it small to exercise transaction splitting.
 	MemTableSize int64
 	// ChangeListLimit and ChangeListPeriod cut the Change Lists of every
-	// resource set (defaults 50,000 entries and 24 h). Changing them affects
-	// only lists started afterwards.
+	// resource set; both are required. The store owns this policy: Batch cuts
+	// lists with it and Snap reports the open list with it. Changing them
+	// affects only lists started afterwards.
 	ChangeListLimit  int
 	ChangeListPeriod time.Duration
 }
@@ -74,14 +74,11 @@ func Open(opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.ChangeListLimit <= 0 || opts.ChangeListPeriod <= 0 {
+		return nil, fmt.Errorf("store: a Change List limit and period are required (got %d, %s)", opts.ChangeListLimit, opts.ChangeListPeriod)
+	}
 	db := &DB{log: opts.Logger, now: opts.Now, dir: opts.Dir, stop: make(chan struct{}),
 		clLimit: opts.ChangeListLimit, clPeriod: opts.ChangeListPeriod}
-	if db.clLimit <= 0 {
-		db.clLimit = 50000
-	}
-	if db.clPeriod <= 0 {
-		db.clPeriod = 24 * time.Hour
-	}
 	bo := badger.DefaultOptions(opts.Dir)
 	if opts.InMemory {
 		bo = badger.DefaultOptions("").WithInMemory(true)
@@ -113,7 +110,7 @@ func Open(opts Options) (*DB, error) {
 		WithNumCompactors(2).
 		WithMetricsEnabled(false)
 	bo.TableSizeMultiplier = 1
-	// Blocks hold small JSON states and keys (the metadata bytes live in the
+	// Blocks hold small binary states and keys (the metadata bytes live in the
 	// value log): compression buys little and costs CPU and per-builder buffers.
 	bo = bo.WithCompression(options.None)
 	if !opts.InMemory {
@@ -240,92 +237,11 @@ func getJSON(txn *badger.Txn, k []byte, v any) (bool, error) {
 	return true, it.Value(func(b []byte) error { return json.Unmarshal(b, v) })
 }
 
-func (db *DB) viewJSON(k []byte, v any) (bool, error) {
-	var found bool
-	err := db.bdb.View(func(txn *badger.Txn) error {
-		var err error
-		found, err = getJSON(txn, k, v)
-		return err
-	})
-	return found, err
-}
-
-func (db *DB) putJSON(k []byte, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(k, b) })
-}
-
-// Record returns the current state of one record, or nil if it was never seen.
-func (db *DB) Record(repo, prefix, id string) (*Record, error) {
-	var out *Record
-	err := db.bdb.View(func(txn *badger.Txn) error {
-		var err error
-		out, err = (&Snap{txn: txn}).Record(repo, prefix, id)
-		return err
-	})
-	return out, err
-}
-
-// Compact flattens Badger's LSM tree (after a bulk load, before measuring).
-func (db *DB) Compact() error { return db.bdb.Flatten(2) }
-
-// Metadata returns the stored bytes of a live record, or nil.
-func (db *DB) Metadata(repo, prefix, id string) ([]byte, error) {
-	var out []byte
-	err := db.bdb.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(key('d', repo, prefix, id))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		out, err = it.ValueCopy(nil)
-		return err
-	})
-	return out, wrapKey(err, repo, prefix, id)
-}
-
 func wrapKey(err error, repo, prefix, id string) error {
 	if err == nil {
 		return nil
 	}
 	return fmt.Errorf("store: record %s/%s/%q: %w", repo, prefix, id, err)
-}
-
-// Checkpoint returns the harvest checkpoint (zero if none).
-func (db *DB) Checkpoint(repo, prefix string) (Checkpoint, error) {
-	var cp Checkpoint
-	_, err := db.viewJSON(key('c', repo, prefix), &cp)
-	if err != nil {
-		return cp, fmt.Errorf("store: checkpoint %s/%s: %w", repo, prefix, err)
-	}
-	return cp, nil
-}
-
-// PutCheckpoint stores a checkpoint outside a page batch.
-func (db *DB) PutCheckpoint(repo, prefix string, cp Checkpoint) error {
-	if err := db.putJSON(key('c', repo, prefix), cp); err != nil {
-		return fmt.Errorf("store: checkpoint %s/%s: %w", repo, prefix, err)
-	}
-	return nil
-}
-
-// Counter returns the event counter and record counts of (repo, prefix).
-func (db *DB) Counter(repo, prefix string) (Counter, error) {
-	var c Counter
-	_, err := db.viewJSON(key('n', repo, prefix), &c)
-	return c, err
-}
-
-// RepoInfo returns the stored description of a repository (zero if none).
-func (db *DB) RepoInfo(repo string) (RepoInfo, error) {
-	var ri RepoInfo
-	_, err := db.viewJSON(key('i', repo), &ri)
-	return ri, err
 }
 
 // UpdateRepoInfo reads, changes and writes a repository description atomically.
@@ -376,19 +292,6 @@ func (db *DB) ReplaceSets(repo string, sets []SetInfo) error {
 	return wb.Flush()
 }
 
-// Sets calls fn for each stored set of the repository, in setSpec order.
-func (db *DB) Sets(repo string, fn func(SetInfo) error) error {
-	return db.bdb.View(func(txn *badger.Txn) error {
-		return scan(txn, prefixKey('s', repo), true, func(k, v []byte) error {
-			var s SetInfo
-			if err := json.Unmarshal(v, &s); err != nil {
-				return err
-			}
-			return fn(s)
-		})
-	})
-}
-
 // scan iterates keys with the prefix in order, handing out values only when asked.
 func scan(txn *badger.Txn, prefix []byte, values bool, fn func(k, v []byte) error) error {
 	o := badger.DefaultIteratorOptions
@@ -412,90 +315,7 @@ func scan(txn *badger.Txn, prefix []byte, values bool, fn func(k, v []byte) erro
 	return nil
 }
 
-// Records calls fn for every record (live and deleted) of (repo, prefix) in
-// identifier order, from one consistent snapshot.
-func (db *DB) Records(ctx context.Context, repo, prefix string, fn func(*Record) error) error {
-	p := prefixKey('r', repo, prefix)
-	return db.bdb.View(func(txn *badger.Txn) error {
-		return scan(txn, p, true, func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r := &Record{Repo: repo, Prefix: prefix, Identifier: string(k[len(p):])}
-			if err := decodeRecord(v, r); err != nil {
-				return fmt.Errorf("store: record %q: %w", r.Identifier, err)
-			}
-			return fn(r)
-		})
-	})
-}
-
-// Events calls fn for every event of (repo, prefix) with a sequence number above
-// after, in order.
-func (db *DB) Events(ctx context.Context, repo, prefix string, after uint64, fn func(*Event) error) error {
-	p := prefixKey('e', repo, prefix)
-	return db.bdb.View(func(txn *badger.Txn) error {
-		o := badger.DefaultIteratorOptions
-		o.Prefix = p
-		it := txn.NewIterator(o)
-		defer it.Close()
-		for it.Seek(seqKey('e', after+1, repo, prefix)); it.ValidForPrefix(p); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ev := &Event{Repo: repo, Prefix: prefix, Seq: seqOf(it.Item().Key())}
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, ev) }); err != nil {
-				return fmt.Errorf("store: event %s/%s/%d: %w", repo, prefix, ev.Seq, err)
-			}
-			if err := fn(ev); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // ClearSeen removes the marks of an earlier reconciliation pass.
 func (db *DB) ClearSeen(repo, prefix string) error {
 	return db.bdb.DropPrefix(prefixKey('p', repo, prefix))
-}
-
-// Unseen calls fn for every live record of (repo, prefix) that the current
-// reconciliation pass did not mark as seen.
-func (db *DB) Unseen(ctx context.Context, repo, prefix string, fn func(*Record) error) error {
-	p := prefixKey('r', repo, prefix)
-	return db.bdb.View(func(txn *badger.Txn) error {
-		return scan(txn, p, true, func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			id := string(k[len(p):])
-			r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
-			if err := decodeRecord(v, r); err != nil {
-				return fmt.Errorf("store: record %q: %w", id, err)
-			}
-			if r.Deleted {
-				return nil
-			}
-			_, err := txn.Get(key('p', repo, prefix, id))
-			if errors.Is(err, badger.ErrKeyNotFound) {
-				return fn(r)
-			}
-			return err
-		})
-	})
-}
-
-// SetMembers calls fn with the identifier of every live record of (repo, prefix)
-// in the set (descendants included), in identifier order.
-func (db *DB) SetMembers(ctx context.Context, repo, prefix, set string, fn func(id string) error) error {
-	p := prefixKey('m', repo, prefix, set)
-	return db.bdb.View(func(txn *badger.Txn) error {
-		return scan(txn, p, false, func(k, _ []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return fn(string(k[len(p):]))
-		})
-	})
 }

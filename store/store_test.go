@@ -10,9 +10,15 @@ import (
 	"time"
 )
 
+// policy is the Change List limit and period the tests open stores with.
+func policy(o Options) Options {
+	o.ChangeListLimit, o.ChangeListPeriod = 50000, 24*time.Hour
+	return o
+}
+
 func openMem(t *testing.T, now func() time.Time) *DB {
 	t.Helper()
-	db, err := Open(Options{InMemory: true, Now: now})
+	db, err := Open(policy(Options{InMemory: true, Now: now}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,18 +28,18 @@ func openMem(t *testing.T, now func() time.Time) *DB {
 
 func TestSecondOpenIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	db, err := Open(Options{Dir: dir})
+	db, err := Open(policy(Options{Dir: dir}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(Options{Dir: dir})
+	_, err = Open(policy(Options{Dir: dir}))
 	if !errors.Is(err, ErrLocked) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("got %v", err)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = Open(Options{Dir: dir}) // released on Close
+	db, err = Open(policy(Options{Dir: dir})) // released on Close
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +67,7 @@ func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 			t.Fatal("unexpected record")
 		}
 		ev := &Event{Identifier: id, Change: Created, SetsAfter: ExpandSets([]string{"a:b"})}
-		if err := b.Append(ev); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Put(&Record{Identifier: id, Sets: []string{"a:b"}, Modified: ev.Time, Seq: ev.Seq}, []byte("<x/>")); err != nil {
+		if err := b.Apply(&Record{Identifier: id, Sets: []string{"a:b"}}, []byte("<x/>"), ev); err != nil {
 			t.Fatal(err)
 		}
 		if r, _ := b.Get(id); r == nil || r.Seq != ev.Seq {
@@ -79,20 +82,23 @@ func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 	}
 	// Move one record out of a:b into c, delete another.
 	b, _ = db.NewBatch("r", "oai_dc")
-	b.Append(&Event{Identifier: ids[0], Change: Updated, SetsBefore: []string{"a", "a:b"}, SetsAfter: []string{"c"}})
-	b.Put(&Record{Identifier: ids[0], Sets: []string{"c"}}, nil)
-	b.Append(&Event{Identifier: ids[1], Change: Deleted, SetsBefore: []string{"a", "a:b"}})
-	b.Put(&Record{Identifier: ids[1], Deleted: true}, nil)
+	if err := b.Apply(&Record{Identifier: ids[0], Sets: []string{"c"}}, nil, &Event{Identifier: ids[0], Change: Updated, SetsBefore: []string{"a", "a:b"}, SetsAfter: []string{"c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Apply(&Record{Identifier: ids[1], Deleted: true}, nil, &Event{Identifier: ids[1], Change: Deleted, SetsBefore: []string{"a", "a:b"}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	ctr, _ := db.Counter("r", "oai_dc")
+	snap := begin(t, db)
+	ctr, _ := snap.Counter("r", "oai_dc")
 	if ctr.Seq != 5 || ctr.Live != 2 || ctr.Deleted != 1 {
 		t.Errorf("counter %+v", ctr)
 	}
 	var prev time.Time
 	var changes []string
-	db.Events(context.Background(), "r", "oai_dc", 0, func(e *Event) error {
+	snap.Events("r", "oai_dc", 0, func(e *Event) error {
 		if !e.Time.After(prev) {
 			t.Errorf("event %d time %v not after %v", e.Seq, e.Time, prev)
 		}
@@ -104,19 +110,19 @@ func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 	if !reflect.DeepEqual(changes, want) {
 		t.Errorf("events\n%v\nwant\n%v", changes, want)
 	}
-	if m, _ := db.Metadata("r", "oai_dc", ids[1]); m != nil {
+	if m, _ := snap.Metadata("r", "oai_dc", ids[1]); m != nil {
 		t.Error("deleted record kept metadata")
 	}
-	if m, _ := db.Metadata("r", "oai_dc", ids[0]); string(m) != "<x/>" {
+	if m, _ := snap.Metadata("r", "oai_dc", ids[0]); string(m) != "<x/>" {
 		t.Errorf("metadata %q", m)
 	}
-	if cp, _ := db.Checkpoint("r", "oai_dc"); cp.Token != "t2" {
+	if cp, _ := snap.Checkpoint("r", "oai_dc"); cp.Token != "t2" {
 		t.Errorf("checkpoint %+v", cp)
 	}
 	// Membership index: a holds only oai:x:3 now, c holds oai:x:1.
 	members := func(set string) []string {
 		var out []string
-		if err := db.SetMembers(context.Background(), "r", "oai_dc", set, func(id string) error { out = append(out, id); return nil }); err != nil {
+		if err := snap.Resources("r", "oai_dc", set, "", 100, func(r *Record) error { out = append(out, r.Identifier); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -127,23 +133,17 @@ func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 }
 
 func TestBatchSplitsWhenTooBig(t *testing.T) {
-	db, err := Open(Options{Dir: t.TempDir(), MemTableSize: 1 << 20})
+	db, err := Open(policy(Options{Dir: t.TempDir(), MemTableSize: 1 << 20}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	b, _ := db.NewBatch("r", "p")
 	meta := []byte(strings.Repeat("x", 900)) // below the value threshold, so it counts fully
 	for i := 0; i < 500; i++ {               // ~2 MB, more than one transaction may hold
 		id := fmt.Sprint("id-", i)
 		ev := &Event{Identifier: id, Change: Created}
-		if err := b.Append(ev); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Put(&Record{Identifier: id, Seq: ev.Seq, Sets: []string{"a:b:c:d", "x:y:z"}}, meta); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.EndRecord(); err != nil {
+		if err := b.Apply(&Record{Identifier: id, Sets: []string{"a:b:c:d", "x:y:z"}}, meta, ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,15 +154,100 @@ func TestBatchSplitsWhenTooBig(t *testing.T) {
 	if b.Parts() == 0 {
 		t.Fatal("expected the batch to split")
 	}
-	ctr, _ := db.Counter("r", "p")
+	snap := begin(t, db)
+	ctr, _ := snap.Counter("r", "p")
 	n := 0
-	db.Records(context.Background(), "r", "p", func(*Record) error { n++; return nil })
+	snap.Resources("r", "p", AllSet, "", 1000, func(*Record) error { n++; return nil })
 	members := 0
-	db.SetMembers(context.Background(), "r", "p", "x:y", func(string) error { members++; return nil })
+	snap.Resources("r", "p", "x:y", "", 1000, func(*Record) error { members++; return nil })
 	if ctr.Seq != 500 || ctr.Live != 500 || n != 500 || members != 500 {
 		t.Fatalf("counter %+v records %d members %d", ctr, n, members)
 	}
-	if cp, _ := db.Checkpoint("r", "p"); cp.Token != "next" {
+	if cp, _ := snap.Checkpoint("r", "p"); cp.Token != "next" {
 		t.Fatalf("checkpoint %+v", cp)
+	}
+}
+
+// begin opens a read snapshot that stays open for the rest of the test.
+func begin(t *testing.T, db *DB) *Snap {
+	t.Helper()
+	ready, done := make(chan *Snap), make(chan struct{})
+	go db.View(context.Background(), func(s *Snap) error {
+		ready <- s
+		<-done
+		return nil
+	})
+	t.Cleanup(func() { close(done) })
+	return <-ready
+}
+
+// TestChangeListPolicy: the store cuts lists by size and by period, and the
+// snapshot reports the open list, including one that has no entry yet, with
+// the ID and From the catalog will give it.
+func TestChangeListPolicy(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	now := t0
+	db, err := Open(Options{InMemory: true, Now: func() time.Time { return now }, ChangeListLimit: 2, ChangeListPeriod: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b, _ := db.NewBatch("r", "p")
+	for i := range 3 {
+		id := fmt.Sprint("id", i)
+		if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		id          string
+		count       int
+		from, until time.Time
+	}
+	lists := func(at time.Time) []row {
+		var out []row
+		err := db.View(context.Background(), func(s *Snap) error {
+			ls, err := s.ChangeLists("r", "p", AllSet, at)
+			for _, l := range ls {
+				out = append(out, row{l.ID, l.Count, l.From, l.Until(at)})
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	full := t0.Add(time.Microsecond) // the second event's time: the first list closed by size there
+	want := []row{{"20261122T100000Z-0001", 2, t0, full}, {"20261122T100000Z-0002", 1, full, time.Time{}}}
+	if got := lists(t0); !reflect.DeepEqual(got, want) {
+		t.Fatalf("at t0:\n%v\nwant\n%v", got, want)
+	}
+	later := t0.Add(90 * time.Minute)
+	want[1].until = t0.Add(time.Hour)
+	want = append(want, row{"20261122T110000Z-0001", 0, t0.Add(time.Hour), time.Time{}})
+	if got := lists(later); !reflect.DeepEqual(got, want) {
+		t.Fatalf("an hour later:\n%v\nwant\n%v", got, want)
+	}
+	one := func(id string, at time.Time) *ChangeListInfo {
+		var l *ChangeListInfo
+		db.View(context.Background(), func(s *Snap) error {
+			var err error
+			l, err = s.ChangeList("r", "p", AllSet, id, at)
+			return err
+		})
+		return l
+	}
+	if l := one("20261122T110000Z-0001", later); l == nil || l.Count != 0 || !l.From.Equal(t0.Add(time.Hour)) {
+		t.Errorf("open list without entries: %+v", l)
+	}
+	if l := one("20261122T110000Z-0001", t0); l != nil {
+		t.Errorf("a list of a period that has not begun: %+v", l)
+	}
+	if l := one("20261122T100000Z-0001", later); l == nil || l.Count != 2 {
+		t.Errorf("closed list: %+v", l)
 	}
 }

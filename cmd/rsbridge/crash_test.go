@@ -84,49 +84,57 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatalf("final harvest: %v\n%s", err, out)
 	}
 
-	db, err := store.Open(store.Options{Dir: dataDir})
+	db, err := store.Open(store.Options{Dir: dataDir, ChangeListLimit: 50000, ChangeListPeriod: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	live := 0
-	for i := 0; i < up.Len(); i++ {
-		it, ok := up.Item(i, "oai_dc")
-		if !ok {
-			t.Fatalf("item %d missing upstream", i)
-		}
-		rec, err := db.Record("demo", "oai_dc", it.Identifier)
-		if err != nil || rec == nil {
-			t.Fatalf("item %d (%q) not in store: %v", i, it.Identifier, err)
-		}
-		if rec.Deleted != it.Deleted {
-			t.Fatalf("item %d deleted=%v in store, %v upstream", i, rec.Deleted, it.Deleted)
-		}
-		if it.Deleted {
-			continue
-		}
-		live++
-		meta, _ := db.Metadata("demo", "oai_dc", it.Identifier)
-		if !bytes.Equal(meta, it.Metadata) {
-			t.Fatalf("item %d metadata differs", i)
-		}
-	}
 	created := map[string]int{}
 	other := 0
-	db.Events(context.Background(), "demo", "oai_dc", 0, func(e *store.Event) error {
-		if e.Change == store.Created {
-			created[e.Identifier]++
-		} else {
-			other++
+	var ctr store.Counter
+	err = db.View(context.Background(), func(s *store.Snap) error {
+		for i := 0; i < up.Len(); i++ {
+			it, ok := up.Item(i, "oai_dc")
+			if !ok {
+				t.Fatalf("item %d missing upstream", i)
+			}
+			rec, err := s.Record("demo", "oai_dc", it.Identifier)
+			if err != nil || rec == nil {
+				t.Fatalf("item %d (%q) not in store: %v", i, it.Identifier, err)
+			}
+			if rec.Deleted != it.Deleted {
+				t.Fatalf("item %d deleted=%v in store, %v upstream", i, rec.Deleted, it.Deleted)
+			}
+			if it.Deleted {
+				continue
+			}
+			live++
+			if meta, _ := s.Metadata("demo", "oai_dc", it.Identifier); !bytes.Equal(meta, it.Metadata) {
+				t.Fatalf("item %d metadata differs", i)
+			}
 		}
-		return nil
+		if err := s.Events("demo", "oai_dc", 0, func(e *store.Event) error {
+			if e.Change == store.Created {
+				created[e.Identifier]++
+			} else {
+				other++
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		ctr, err = s.Counter("demo", "oai_dc")
+		return err
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for id, n := range created {
 		if n != 1 {
 			t.Errorf("%q has %d created events", id, n)
 		}
 	}
-	ctr, _ := db.Counter("demo", "oai_dc")
 	if len(created) != live || other != 0 || ctr.Live != int64(live) || ctr.Seq != uint64(live) {
 		t.Fatalf("created events for %d records, %d other events, counter %+v; upstream has %d live records", len(created), other, ctr, live)
 	}

@@ -7,10 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/rsbridge/rsbridge/bridge"
 	"github.com/rsbridge/rsbridge/config"
 
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
@@ -34,7 +32,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	up := &http.Server{Handler: bridge.DemoUpstreamHandler(src, *records), ReadHeaderTimeout: 10 * time.Second}
+	up := &http.Server{Handler: demoUpstreamHandler(src, *records), ReadHeaderTimeout: 10 * time.Second}
 	go up.Serve(ln)
 	defer up.Close()
 
@@ -59,13 +57,15 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}()
 	defer func() { cancel(); <-done }()
 
-	y := fmt.Sprintf("listen: %q\ndata_dir: %q\nlog_level: warn\ndefaults:\n  delay: 0s\nrepositories:\n  - name: demo\n    base_url: http://%s/oai\n    metadata_prefixes: [oai_dc, jpcoar_2.0]\n    schedule: \"@every %s\"\n", *listen, *data, ln.Addr(), every.String())
-	cfg, err := config.Parse(strings.NewReader(y))
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
+	cfg := config.Default()
+	cfg.Listen, cfg.DataDir, cfg.LogLevel = *listen, *data, "warn"
+	noDelay := time.Duration(0)
+	cfg.Defaults.Delay = &noDelay
+	cfg.Repositories = []config.Repository{{Name: "demo", BaseURL: "http://" + ln.Addr().String() + "/oai",
+		MetadataPrefixes: []string{"oai_dc", "jpcoar_2.0"}, Schedule: "@every " + every.String()}}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return usageError{fmt.Errorf("demo: %w", err)}
 	}
 	fmt.Fprintf(stdout, "demo: synthetic OAI-PMH repository of %d records at http://%s/oai, changing every %s\n", *records, ln.Addr(), every)
 	return serve(ctx, cfg, stdout, stderr)
@@ -93,7 +93,7 @@ func cmdDemoUpstream(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("demo upstream: %w", err)
 	}
-	srv := &http.Server{Handler: bridge.DemoUpstreamHandler(src, *records), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: demoUpstreamHandler(src, *records), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "demo OAI-PMH repository with %d records at http://%s/oai\n", *records, ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -111,4 +111,18 @@ func cmdDemoUpstream(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return nil
 	}
+}
+
+// demoUpstreamHandler routes a demo OAI-PMH provider: the endpoint at /oai (GET
+// and POST, as OAI-PMH §3.1.1 allows) and a short plain-text page at / that says
+// where it is. Other paths are 404.
+func demoUpstreamHandler(oai http.Handler, records int) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /oai", oai)
+	mux.Handle("POST /oai", oai)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "rsbridge demo OAI-PMH repository: %d synthetic records.\nTry %s/oai?verb=Identify\n", records, "http://"+req.Host)
+	})
+	return mux
 }

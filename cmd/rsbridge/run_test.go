@@ -116,7 +116,7 @@ func TestDemoServesOffline(t *testing.T) {
 		return code == 200 && strings.Count(body, "<url>") == 118
 	})
 	// The store was closed and the lock released: it opens again.
-	db, err := store.Open(store.Options{Dir: data})
+	db, err := store.Open(store.Options{Dir: data, ChangeListLimit: 50000, ChangeListPeriod: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,12 +67,11 @@ func quickConfig(oai, prefix, data, listen string) (*config.Config, error) {
 	if name == "" {
 		name = "repo"
 	}
-	y := fmt.Sprintf("listen: %q\ndata_dir: %q\nrepositories:\n  - name: %q\n    base_url: %q\n    metadata_prefixes: [%q]\n", listen, data, name, oai, prefix)
-	cfg, err := config.Parse(strings.NewReader(y))
-	if err == nil {
-		err = cfg.Validate()
-	}
-	return cfg, err
+	cfg := config.Default()
+	cfg.Listen, cfg.DataDir = listen, data
+	cfg.Repositories = []config.Repository{{Name: name, BaseURL: oai, MetadataPrefixes: []string{prefix}}}
+	cfg.SetDefaults()
+	return cfg, cfg.Validate()
 }
 
 // serve runs until ctx ends, then shuts down in order: stop accepting and finish

@@ -1,0 +1,68 @@
+package bridge
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// resourceSet is one (repository, metadata prefix, set) with its URLs. Set is
+// store.AllSet for all records.
+type resourceSet struct {
+	repo   config.Repository
+	prefix string
+	set    string
+	base   string
+}
+
+func (rs resourceSet) path() string {
+	p := rs.base + "/" + url.PathEscape(rs.repo.Name) + "/" + url.PathEscape(rs.prefix)
+	if rs.set == store.AllSet {
+		return p + "/all"
+	}
+	return p + "/set/" + url.PathEscape(rs.set)
+}
+
+func (rs resourceSet) capabilityList() string { return rs.path() + "/capabilitylist.xml" }
+func (rs resourceSet) about() string          { return rs.path() + "/about.html" }
+func (rs resourceSet) resourceList() string   { return rs.path() + "/resourcelist.xml" }
+func (rs resourceSet) changeListIndex() string {
+	return rs.path() + "/changelist.xml"
+}
+func (rs resourceSet) changeList(id string) string { return rs.path() + "/changelist-" + id + ".xml" }
+func (rs resourceSet) resourceListPage(n int, start string) string {
+	return fmt.Sprintf("%s/resourcelist-%05d.xml?start=%s", rs.path(), n, url.QueryEscape(start))
+}
+
+// resourceURL is where rsbridge serves a record; identifiers are one escaped
+// path segment, so slashes, spaces and non-ASCII survive.
+func resourceURL(base, repo, prefix, id string) string {
+	return base + "/" + url.PathEscape(repo) + "/" + url.PathEscape(prefix) + "/resource/" + url.PathEscape(id)
+}
+
+func (rs resourceSet) resource(id string) string {
+	return resourceURL(rs.base, rs.repo.Name, rs.prefix, id)
+}
+
+func (s *Server) sourceDescriptionURL() string { return s.base + "/.well-known/resourcesync" }
+
+func (rs resourceSet) resourceIn(prefix, id string) string {
+	return resourceURL(rs.base, rs.repo.Name, prefix, id)
+}
+
+// getRecordURL returns a function building the upstream OAI-PMH GetRecord
+// request of a record in one format; the fixed part is built once per document.
+func getRecordURL(base, prefix string) func(id string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return func(string) string { return base }
+	}
+	q := u.Query()
+	q.Set("verb", "GetRecord")
+	q.Set("metadataPrefix", prefix)
+	u.RawQuery = q.Encode()
+	head := u.String() + "&identifier="
+	return func(id string) string { return head + url.QueryEscape(id) }
+}
