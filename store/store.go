@@ -92,6 +92,12 @@ func Open(opts Options) (*DB, error) {
 		}
 		db.lock = lock
 	}
+	if !opts.InMemory {
+		if err := removeEmptyLogs(opts.Dir, db.log); err != nil {
+			db.unlock()
+			return nil, err
+		}
+	}
 	memTable := opts.MemTableSize
 	if memTable <= 0 {
 		memTable = 8 << 20
@@ -134,6 +140,31 @@ func Open(opts Options) (*DB, error) {
 		go db.gcLoop(opts.GCInterval)
 	}
 	return db, nil
+}
+
+// removeEmptyLogs deletes zero-length memtable and value-log files. Badger
+// creates such a file, then sizes it; a process killed between the two leaves
+// a file that can hold no data but that Badger v4 refuses to open ("Create a
+// new file"), so the store could never be opened again.
+func removeEmptyLogs(dir string, log *slog.Logger) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if name := e.Name(); e.Type().IsRegular() && (strings.HasSuffix(name, ".mem") || strings.HasSuffix(name, ".vlog")) {
+			info, err := e.Info()
+			if err != nil || info.Size() != 0 {
+				continue
+			}
+			path := filepath.Join(dir, name)
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("data dir %s: remove empty %s left by a crash: %w", dir, name, err)
+			}
+			log.Warn("removed an empty Badger log file left by a crash", "file", path)
+		}
+	}
+	return nil
 }
 
 func lockDir(dir string) (*os.File, error) {
