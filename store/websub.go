@@ -1,0 +1,249 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// The embedded WebSub hub keeps its state here so a restart loses neither
+// subscriptions nor undelivered notifications:
+//
+//	S/topic·callback          Subscription
+//	N/id                      Notification (one payload, shared by its deliveries)
+//	D/id                      Delivery (one payload owed to one callback)
+//	C/repo·prefix·set         Channel: how far a resource set's notifications went
+//	K/name                    counter for the IDs above
+//
+// The store knows nothing of WebSub's rules; the hub in bridge/websub does.
+
+// Subscription is a verified WebSub subscription.
+type Subscription struct {
+	Topic    string    `json:"topic"`
+	Callback string    `json:"callback"`
+	Secret   string    `json:"secret,omitempty"`
+	Lease    int64     `json:"lease"` // granted lease in seconds
+	Expires  time.Time `json:"expires"`
+	Created  time.Time `json:"created"`
+}
+
+// Notification is one payload published on a topic. Pending counts the
+// deliveries still owed; the notification is removed with its last delivery.
+type Notification struct {
+	ID          uint64    `json:"-"`
+	Topic       string    `json:"topic"`
+	ContentType string    `json:"type"`
+	Payload     []byte    `json:"payload"`
+	Created     time.Time `json:"created"`
+	Pending     int       `json:"pending"`
+}
+
+// Delivery is one notification owed to one callback.
+type Delivery struct {
+	ID           uint64    `json:"-"`
+	Notification uint64    `json:"n"`
+	Topic        string    `json:"topic"`
+	Callback     string    `json:"callback"`
+	Attempts     int       `json:"attempts,omitempty"`
+	NotBefore    time.Time `json:"not_before"`
+	Created      time.Time `json:"created"`
+	LastError    string    `json:"last_error,omitempty"`
+}
+
+// Channel is the notification state of one resource set: the newest change
+// event already notified and the until of the last notification, which is
+// the from of the next (CN-010).
+type Channel struct {
+	LastSeq    uint64    `json:"last_seq"`
+	Until      time.Time `json:"until"`
+	LatestID   uint64    `json:"latest_id,omitempty"` // newest notification, served at the topic URI
+	Latest     []byte    `json:"latest,omitempty"`
+	LatestTime time.Time `json:"latest_time,omitempty"`
+}
+
+func idKey(table byte, id uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{table, '/'}, id)
+}
+
+// nextID returns the next value of a named counter inside txn.
+func nextID(txn *badger.Txn, name string) (uint64, error) {
+	k := key('K', name)
+	var n uint64
+	it, err := txn.Get(k)
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound):
+	case err != nil:
+		return 0, err
+	default:
+		if err := it.Value(func(v []byte) error {
+			if len(v) != 8 {
+				return errCorrupt
+			}
+			n = binary.BigEndian.Uint64(v)
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+	}
+	n++
+	return n, txn.Set(k, binary.BigEndian.AppendUint64(nil, n))
+}
+
+func setJSON(txn *badger.Txn, k []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return txn.Set(k, b)
+}
+
+// PutSubscription creates or replaces the subscription of (topic, callback).
+func (db *DB) PutSubscription(s Subscription) error {
+	err := db.bdb.Update(func(txn *badger.Txn) error { return setJSON(txn, key('S', s.Topic, s.Callback), s) })
+	if err != nil {
+		return fmt.Errorf("store: subscription %s -> %s: %w", s.Topic, s.Callback, err)
+	}
+	return nil
+}
+
+// DeleteSubscription removes the subscription of (topic, callback), if any.
+// Deliveries already owed to it stay until the hub drops them.
+func (db *DB) DeleteSubscription(topic, callback string) error {
+	err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(key('S', topic, callback)) })
+	if err != nil {
+		return fmt.Errorf("store: subscription %s -> %s: %w", topic, callback, err)
+	}
+	return nil
+}
+
+// Subscriptions calls fn for every subscription of topic ("" = every topic),
+// expired ones included.
+func (s *Snap) Subscriptions(topic string, fn func(Subscription) error) error {
+	p := prefixKey('S', topic)
+	if topic == "" {
+		p = []byte("S/")
+	}
+	return scan(s.txn, p, true, func(_, v []byte) error {
+		var sub Subscription
+		if err := json.Unmarshal(v, &sub); err != nil {
+			return fmt.Errorf("store: subscription: %w", err)
+		}
+		return fn(sub)
+	})
+}
+
+// Publish stores a notification and one delivery of it to each callback, due
+// at once, in one transaction, and returns the notification's ID. With no
+// callbacks nothing is stored and the ID is 0.
+func (db *DB) Publish(n Notification, callbacks []string) (uint64, error) {
+	if len(callbacks) == 0 {
+		return 0, nil
+	}
+	err := db.bdb.Update(func(txn *badger.Txn) error {
+		var err error
+		if n.ID, err = nextID(txn, "notification"); err != nil {
+			return err
+		}
+		n.Pending = len(callbacks)
+		if err := setJSON(txn, idKey('N', n.ID), n); err != nil {
+			return err
+		}
+		for _, cb := range callbacks {
+			id, err := nextID(txn, "delivery")
+			if err != nil {
+				return err
+			}
+			d := Delivery{Notification: n.ID, Topic: n.Topic, Callback: cb, NotBefore: n.Created, Created: n.Created}
+			if err := setJSON(txn, idKey('D', id), d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: publish on %s: %w", n.Topic, err)
+	}
+	return n.ID, nil
+}
+
+// Deliveries calls fn for every owed delivery in the order they were queued.
+func (s *Snap) Deliveries(fn func(Delivery) error) error {
+	return scan(s.txn, []byte("D/"), true, func(k, v []byte) error {
+		d := Delivery{ID: seqOf(k)}
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("store: delivery %d: %w", d.ID, err)
+		}
+		return fn(d)
+	})
+}
+
+// Notification returns a stored notification, or nil.
+func (s *Snap) Notification(id uint64) (*Notification, error) {
+	n := &Notification{ID: id}
+	found, err := getJSON(s.txn, idKey('N', id), n)
+	if err != nil || !found {
+		return nil, err
+	}
+	return n, nil
+}
+
+// UpdateDelivery records a failed attempt (attempts, next try, error).
+func (db *DB) UpdateDelivery(d Delivery) error {
+	err := db.bdb.Update(func(txn *badger.Txn) error {
+		if _, err := txn.Get(idKey('D', d.ID)); err != nil {
+			return err // gone (done or dropped) is an error the hub may ignore
+		}
+		return setJSON(txn, idKey('D', d.ID), d)
+	})
+	if err != nil {
+		return fmt.Errorf("store: delivery %d: %w", d.ID, err)
+	}
+	return nil
+}
+
+// FinishDelivery removes a delivery that succeeded or was given up, and its
+// notification with its last delivery.
+func (db *DB) FinishDelivery(id uint64) error {
+	err := db.bdb.Update(func(txn *badger.Txn) error {
+		var d Delivery
+		found, err := getJSON(txn, idKey('D', id), &d)
+		if err != nil || !found {
+			return err
+		}
+		if err := txn.Delete(idKey('D', id)); err != nil {
+			return err
+		}
+		var n Notification
+		if found, err := getJSON(txn, idKey('N', d.Notification), &n); err != nil || !found {
+			return err
+		}
+		if n.Pending--; n.Pending <= 0 {
+			return txn.Delete(idKey('N', d.Notification))
+		}
+		return setJSON(txn, idKey('N', d.Notification), n)
+	})
+	if err != nil {
+		return fmt.Errorf("store: finish delivery %d: %w", id, err)
+	}
+	return nil
+}
+
+// Channel returns the notification state of a resource set (zero if none).
+func (s *Snap) Channel(repo, prefix, set string) (Channel, error) {
+	var c Channel
+	_, err := getJSON(s.txn, key('C', repo, prefix, set), &c)
+	return c, err
+}
+
+// PutChannel stores the notification state of a resource set.
+func (db *DB) PutChannel(repo, prefix, set string, c Channel) error {
+	err := db.bdb.Update(func(txn *badger.Txn) error { return setJSON(txn, key('C', repo, prefix, set), c) })
+	if err != nil {
+		return fmt.Errorf("store: channel %s/%s/%q: %w", repo, prefix, set, err)
+	}
+	return nil
+}
