@@ -12,8 +12,14 @@ import (
 
 // Record states are read for every entry of every list, so they use a compact
 // binary form instead of JSON: a version byte, then fields as varints and
-// length-prefixed strings, with the digests as raw bytes.
-const recordV1 = 1
+// length-prefixed strings, with the digests as raw bytes. Version 2 stores
+// times as seconds and nanoseconds, so every valid OAI datestamp (years 0001
+// to 9999) round-trips; version 1 stored UnixNano, which wraps outside
+// 1678–2262, and is still read.
+const (
+	recordV1 = 1
+	recordV2 = 2
+)
 
 var errCorrupt = errors.New("corrupt record state")
 
@@ -22,11 +28,14 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+// appendTime writes nanoseconds+1 (0 marks the zero time), then, for a
+// non-zero time, Unix seconds.
 func appendTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
-		return binary.AppendVarint(b, 0)
+		return binary.AppendUvarint(b, 0)
 	}
-	return binary.AppendVarint(b, t.UnixNano())
+	b = binary.AppendUvarint(b, uint64(t.Nanosecond())+1)
+	return binary.AppendVarint(b, t.Unix())
 }
 
 func appendHex(b []byte, h string, n int) []byte {
@@ -40,7 +49,7 @@ func appendHex(b []byte, h string, n int) []byte {
 // encodeRecord serialises the state part of a record (not its key fields).
 func encodeRecord(r *Record) []byte {
 	b := make([]byte, 0, 160+len(r.Landing)+len(r.Namespace))
-	b = append(b, recordV1)
+	b = append(b, recordV2)
 	var flags byte
 	if r.Deleted {
 		flags |= 1
@@ -66,6 +75,7 @@ func encodeRecord(r *Record) []byte {
 type reader struct {
 	b   []byte
 	err error
+	v1  bool // times as UnixNano
 }
 
 func (d *reader) uvarint() uint64 {
@@ -107,10 +117,21 @@ func (d *reader) bytes(n int) []byte {
 func (d *reader) str() string { return string(d.bytes(int(d.uvarint()))) }
 
 func (d *reader) time() time.Time {
-	if n := d.varint(); n != 0 {
-		return time.Unix(0, n).UTC()
+	if d.v1 {
+		if n := d.varint(); n != 0 {
+			return time.Unix(0, n).UTC()
+		}
+		return time.Time{}
 	}
-	return time.Time{}
+	ns := d.uvarint()
+	if ns == 0 {
+		return time.Time{}
+	}
+	if ns > 1e9 {
+		d.err = errCorrupt
+		return time.Time{}
+	}
+	return time.Unix(d.varint(), int64(ns-1)).UTC()
 }
 
 func (d *reader) hex(n int) string {
@@ -122,11 +143,11 @@ func (d *reader) hex(n int) string {
 
 // decodeRecord fills the state part of r.
 func decodeRecord(b []byte, r *Record) error {
-	if len(b) < 2 || b[0] != recordV1 {
+	if len(b) < 2 || (b[0] != recordV1 && b[0] != recordV2) {
 		return fmt.Errorf("%w: unknown version", errCorrupt)
 	}
 	r.Deleted = b[1]&1 != 0
-	d := &reader{b: b[2:]}
+	d := &reader{b: b[2:], v1: b[0] == recordV1}
 	r.Datestamp = d.time()
 	r.DatestampRaw = d.str()
 	n := d.uvarint()

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"reflect"
 	"testing"
 	"time"
@@ -14,6 +15,10 @@ func TestRecordCodec(t *testing.T) {
 			MD5: "0123456789abcdef0123456789abcdef", SHA256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
 			Modified: now, FirstSeen: now.Add(-time.Hour), Seq: 1 << 40},
 		{Deleted: true, DatestampRaw: "aaaa-bb-cc", Seq: 3},
+		// Every valid OAI datestamp round-trips, not only 1678–2262.
+		{Datestamp: time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC), Modified: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)},
+		{Datestamp: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), FirstSeen: time.Date(1500, 6, 1, 0, 0, 0, 0, time.UTC)},
+		{Datestamp: time.Unix(0, 0).UTC()},
 	} {
 		var got Record
 		if err := decodeRecord(encodeRecord(&r), &got); err != nil {
@@ -22,6 +27,31 @@ func TestRecordCodec(t *testing.T) {
 		if !reflect.DeepEqual(got, r) {
 			t.Errorf("round trip\n got %+v\nwant %+v", got, r)
 		}
+	}
+}
+
+// TestRecordCodecReadsV1: states written before version 2 still decode.
+func TestRecordCodecReadsV1(t *testing.T) {
+	now := time.Date(2026, 11, 22, 1, 2, 3, 456789000, time.UTC)
+	v1 := []byte{recordV1, 1}
+	v1 = binary.AppendVarint(v1, now.UnixNano()) // datestamp
+	v1 = binary.AppendUvarint(v1, 0)             // raw datestamp
+	v1 = binary.AppendUvarint(v1, 1)
+	v1 = binary.AppendUvarint(v1, 1)
+	v1 = append(v1, 'a')
+	v1 = append(v1, 0, 0)                        // namespace, landing
+	v1 = binary.AppendVarint(v1, 7)              // length
+	v1 = append(v1, 0, 0)                        // no md5, no sha256
+	v1 = binary.AppendVarint(v1, 0)              // modified: zero
+	v1 = binary.AppendVarint(v1, now.UnixNano()) // first seen
+	v1 = binary.AppendUvarint(v1, 5)
+	var got Record
+	if err := decodeRecord(v1, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := Record{Datestamp: now, Sets: []string{"a"}, Length: 7, FirstSeen: now, Seq: 5, Deleted: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }
 
