@@ -2,8 +2,6 @@ package bridge
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,8 +22,10 @@ func (s *Server) document(w http.ResponseWriter, r *http.Request, cache string) 
 }
 
 func (s *Server) abort(r *http.Request, err error) {
-	if !errors.Is(err, context.Canceled) {
-		s.log.Error("response aborted", "path", r.URL.Path, "err", err)
+	if clientGone(r, err) {
+		s.log.Debug("client went away or stopped reading", "path", clip(r.URL.Path, 200), "err", err)
+	} else {
+		s.log.Error("response aborted", "path", clip(r.URL.Path, 200), "err", err)
 	}
 	panic(http.ErrAbortHandler)
 }
@@ -180,12 +180,25 @@ func (s *Server) resourceListPage(w http.ResponseWriter, r *http.Request, rs res
 		httpError(w, http.StatusNotFound, "no such page")
 		return
 	}
+	start, ok := r.URL.Query()["start"]
+	if ok && (len(start) != 1 || !validIdentifier(start[0])) {
+		httpError(w, http.StatusBadRequest, "start must be one identifier, as the Resource List Index gives it")
+		return
+	}
 	at := s.now().UTC()
 	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
-		start, ok := r.URL.Query()["start"]
 		first := ""
 		if ok {
+			// Pages start at identifiers the store knows (live or deleted, so
+			// a page whose first record was deleted meanwhile still works);
+			// any other value is not a page.
 			first = start[0]
+			if rec, err := snap.Record(rs.repo.Name, rs.prefix, first); err != nil {
+				return err
+			} else if rec == nil {
+				httpError(w, http.StatusNotFound, fmt.Sprintf("no resource list page starts at %q; read %s again", clip(first, 200), rs.resourceList()))
+				return nil
+			}
 		} else {
 			found := false
 			if _, err := snap.Pages(rs.repo.Name, rs.prefix, rs.set, s.limit, func(i int, id string) error {

@@ -71,6 +71,8 @@ func (g *gzipWriter) WriteHeader(code int) {
 	g.ResponseWriter.WriteHeader(code)
 }
 
+func (g *gzipWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
 func (g *gzipWriter) Write(b []byte) (int, error) {
 	if !g.wrote {
 		g.WriteHeader(http.StatusOK)

@@ -124,6 +124,7 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 		BackoffMax:     s.BackoffMax,
 		MaxRetryAfter:  s.MaxRetryAfter,
 		MaxBodyBytes:   s.MaxBodyBytes,
+		MaxRecordBytes: int(s.MaxRecordBytes),
 		Logger:         o.Logger,
 	}
 	if o.ClientOptions != nil {
@@ -157,7 +158,10 @@ type Result struct {
 	Counts   Counts
 	Restarts int // lists restarted after badResumptionToken
 	Resumed  bool
-	Err      error
+	// Incomplete: the list ended short of its completeListSize after a
+	// resume or a guard; the high-water mark was kept and the next run is full.
+	Incomplete bool
+	Err        error
 }
 
 // Harvest runs one harvest of every configured metadata prefix: Identify, ListSets,
@@ -282,11 +286,15 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 	var q oaipmh.Query
 	if cp.InProgress && cp.Token != "" && !opts.Full {
 		res.Resumed = true
+		cp.SeqResumed = true
 		q = oaipmh.Query{Token: cp.Token}
 		log.Info("resuming list from checkpoint", "pages_done", cp.SeqPages, "records_done", cp.SeqRecords)
 	} else {
 		from := time.Time{}
-		if !opts.Full && !cp.HighWater.IsZero() {
+		switch {
+		case cp.FullNext && !opts.Full:
+			log.Warn("harvesting the full list: the previous one ended with fewer records than the repository announced")
+		case !opts.Full && !cp.HighWater.IsZero():
 			// One granule of overlap: records at the boundary come again and,
 			// being unchanged, make no events.
 			from = gran.Truncate(cp.HighWater).Add(-gran.Unit())
@@ -320,7 +328,15 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 				log.Warn("resumption token rejected; restarting the list with its original arguments", "from", fmtTime(cp.SeqFrom, gran), "err", err)
 				q = start()
 				guard = oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
+				cp.SeqRecords = 0 // the list is read again from its start
 				continue
+			}
+			if _, ok := errors.AsType[*oaipmh.GuardError](err); ok && !cp.SeqGuarded {
+				// The committed pages stay; the list they belong to is suspect.
+				cp.SeqGuarded = true
+				if perr := h.db.PutCheckpoint(h.repo.Name, prefix, cp); perr != nil {
+					log.Error("cannot record that a guard stopped the list", "err", perr)
+				}
 			}
 			if oaipmh.IsCode(err, oaipmh.CannotDisseminateFormat) {
 				return h.fail(res, "harvest", "the repository cannot disseminate this format (check metadata_prefixes against ListMetadataFormats)", err)
@@ -335,9 +351,22 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 		}
 		cp.SeqPages++
 		cp.SeqRecords += int64(page.Count)
+		if cp.SeqListSize <= 0 && page.Token.CompleteListSize > 0 {
+			cp.SeqListSize = page.Token.CompleteListSize
+		}
 		pc.Pages = 1
 		if page.Done() {
-			cp = completed(cp, h.now().UTC())
+			if short := cp.SeqListSize - cp.SeqRecords; short > 0 && (cp.SeqResumed || cp.SeqGuarded) {
+				// A list that was resumed, or stopped by a guard, ended short
+				// of what it announced: records may be missing below any new
+				// high-water mark, so keep the old one and read everything next time.
+				log.Warn("list ended with fewer records than announced after a resume or a guard; the high-water mark stays and the next run harvests the full list",
+					"records", cp.SeqRecords, "complete_list_size", cp.SeqListSize, "resumed", cp.SeqResumed, "guarded", cp.SeqGuarded)
+				res.Incomplete = true
+				cp = store.Checkpoint{HighWater: cp.HighWater, Granularity: cp.Granularity, LastComplete: cp.LastComplete, FullNext: true}
+			} else {
+				cp = completed(cp, h.now().UTC())
+			}
 		} else {
 			cp.Token = page.Token.Value
 		}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -670,4 +671,65 @@ func TestSplitPageThenBrokenTail(t *testing.T) {
 			t.Errorf("set %s: %d members, upstream %d", s, n, live)
 		}
 	}
+}
+
+// TestGuardThenResumeKeepsHighWater: a list stopped by the empty-pages guard
+// and resumed later that ends short of its completeListSize keeps the old
+// high-water mark and makes the next run a full list (review finding: it used
+// to log "list complete" with 10 of 30 records and move the mark).
+func TestGuardThenResumeKeepsHighWater(t *testing.T) {
+	e := newEnv(t, oaiserver.Options{Records: 30, PageSize: 10})
+	page := func(token string, first, n int) string {
+		var b strings.Builder
+		b.WriteString(`<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2024-06-01T12:00:00Z</responseDate><ListRecords>`)
+		for i := first; i < first+n; i++ {
+			fmt.Fprintf(&b, `<record><header><identifier>%s</identifier><datestamp>2019-01-01T00:00:00Z</datestamp></header><metadata><x xmlns="urn:x">%d</x></metadata></record>`, html.EscapeString(e.up.Identifier(i)), i)
+		}
+		fmt.Fprintf(&b, `<resumptionToken completeListSize="30">%s</resumptionToken></ListRecords></OAI-PMH>`, token)
+		return b.String()
+	}
+	broken := true
+	e.faults.set(func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		q := r.URL.Query()
+		if q.Get("verb") != "ListRecords" || !broken {
+			return false
+		}
+		switch tok := q.Get("resumptionToken"); {
+		case tok == "":
+			xmlResponse(w, 200, page("e1", 0, 10))
+		case strings.HasPrefix(tok, "e") && len(tok) < 5:
+			xmlResponse(w, 200, page(tok+"x", 0, 0)) // empty pages with fresh tokens
+		default: // a later resume: the list "ends" at once
+			xmlResponse(w, 200, page("", 0, 0))
+		}
+		return true
+	})
+	if _, err := e.harvest(false); err == nil || !strings.Contains(err.Error(), "consecutive pages without records") {
+		t.Fatalf("want the guard to stop the list, got %v", err)
+	}
+	cp, _ := peek(e.db).Checkpoint("demo", "oai_dc")
+	if !cp.SeqGuarded || !cp.InProgress {
+		t.Fatalf("the guard is not recorded: %+v", cp)
+	}
+	res, err := e.harvest(false) // resumes at the stored token; the list ends short
+	if err != nil || !res[0].Resumed || !res[0].Incomplete {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+	cp, _ = peek(e.db).Checkpoint("demo", "oai_dc")
+	if !cp.HighWater.IsZero() || !cp.FullNext || cp.InProgress {
+		t.Fatalf("the high-water mark moved or no full run is due: %+v", cp)
+	}
+	broken = false
+	e.mustHarvest()
+	var full bool
+	for _, q := range e.faults.queries() {
+		if strings.Contains(q, "verb=ListRecords") && strings.Contains(q, "metadataPrefix") && !strings.Contains(q, "from=") {
+			full = true
+		}
+	}
+	cp, _ = peek(e.db).Checkpoint("demo", "oai_dc")
+	if !full || cp.FullNext || cp.HighWater.IsZero() {
+		t.Fatalf("the third run was not a full list: %+v", cp)
+	}
+	e.assertMirror("oai_dc")
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +29,9 @@ type Server struct {
 	base  string
 	limit int // entries per Resource List page
 	pages *template.Template
+
+	streams   chan struct{} // one token per large document streaming now
+	writeIdle time.Duration
 }
 
 // ServerOptions are the optional parts of NewServer.
@@ -46,14 +50,18 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) *Server {
 		o.Now = time.Now
 	}
 	return &Server{cfg: cfg, db: db, log: o.Logger, now: o.Now, base: strings.TrimRight(cfg.BaseURL, "/"),
-		limit: cfg.ResourceSync.PageLimit, pages: parsePages()}
+		limit: cfg.ResourceSync.PageLimit, pages: parsePages(),
+		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle)}
 }
 
 const xmlType = "application/xml"
 
 // Handler is the route table: every URL rsbridge serves, in one place.
 func (s *Server) Handler() http.Handler {
-	r := mux.NewRouter().UseEncodedPath()
+	// Encoded paths: identifiers are one escaped segment and may contain
+	// slashes; "." and ".." are sent as %2E and %2E%2E (urls.go), which the
+	// router must not clean away.
+	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
 	get := []string{http.MethodGet, http.MethodHead}
 	r.HandleFunc("/", s.home).Methods(get...)
 	r.HandleFunc("/.well-known/resourcesync", s.sourceDescription).Methods(get...)
@@ -62,13 +70,13 @@ func (s *Server) Handler() http.Handler {
 	for _, set := range []string{"/{repo}/{prefix}/all", "/{repo}/{prefix}/set/{set}"} {
 		r.HandleFunc(set+"/capabilitylist.xml", s.withSet(s.capabilityList)).Methods(get...)
 		r.HandleFunc(set+"/about.html", s.withSet(s.about)).Methods(get...)
-		r.HandleFunc(set+"/resourcelist.xml", s.withSet(s.resourceList)).Methods(get...)
-		r.HandleFunc(set+"/resourcelist-{page:[0-9]+}.xml", s.withSet(s.resourceListPage)).Methods(get...)
+		r.HandleFunc(set+"/resourcelist.xml", s.streaming(s.withSet(s.resourceList))).Methods(get...)
+		r.HandleFunc(set+"/resourcelist-{page:[0-9]+}.xml", s.streaming(s.withSet(s.resourceListPage))).Methods(get...)
 		r.HandleFunc(set+"/changelist.xml", s.withSet(s.changeListIndex)).Methods(get...)
-		r.HandleFunc(set+"/changelist-{list}.xml", s.withSet(s.changeList)).Methods(get...)
+		r.HandleFunc(set+"/changelist-{list}.xml", s.streaming(s.withSet(s.changeList))).Methods(get...)
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		httpError(w, http.StatusNotFound, "not found: "+req.URL.Path+"\nstart at /.well-known/resourcesync")
+		httpError(w, http.StatusNotFound, "not found: "+clip(req.URL.Path, 200)+"\nstart at /.well-known/resourcesync")
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
@@ -76,11 +84,14 @@ func (s *Server) Handler() http.Handler {
 	return gzipDocuments(r)
 }
 
+// httpError answers a plain-text error; the message is clipped, since parts
+// of it may echo the request.
 func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Del("Content-Length")
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	fmt.Fprintln(w, msg)
+	fmt.Fprintln(w, clip(msg, 1024))
 }
 
 func vars(r *http.Request) map[string]string {

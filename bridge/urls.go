@@ -3,6 +3,7 @@ package bridge
 import (
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
@@ -39,7 +40,17 @@ func (rs resourceSet) resourceListPage(n int, start string) string {
 // resourceURL is where rsbridge serves a record; identifiers are one escaped
 // path segment, so slashes, spaces and non-ASCII survive.
 func resourceURL(base, repo, prefix, id string) string {
-	return base + "/" + url.PathEscape(repo) + "/" + url.PathEscape(prefix) + "/resource/" + url.PathEscape(id)
+	return base + "/" + url.PathEscape(repo) + "/" + url.PathEscape(prefix) + "/resource/" + segment(id)
+}
+
+// segment escapes a value as one path segment. "." and ".." are dot segments
+// that clients and routers remove (RFC 3986 §5.2.4), so their dots are
+// percent-encoded; every other value is url.PathEscape's.
+func segment(v string) string {
+	if v == "." || v == ".." {
+		return strings.Repeat("%2E", len(v))
+	}
+	return url.PathEscape(v)
 }
 
 func (rs resourceSet) resource(id string) string {

@@ -30,7 +30,10 @@ const (
 	DefaultBackoffMax       = 5 * time.Minute
 	DefaultMaxRetryAfter    = 1 * time.Hour
 	DefaultMaxBodyBytes     = 256 << 20
+	DefaultMaxRecordBytes   = 16 << 20
 	DefaultMaxEmptyPages    = 10
+	DefaultMaxStreams       = 16
+	DefaultWriteIdle        = 30 * time.Second
 )
 
 // ReconcileOff is the Repository.Reconcile value that disables
@@ -53,6 +56,7 @@ type Config struct {
 	LogLevel     string       `yaml:"log_level"`
 	Store        Store        `yaml:"store"`
 	ResourceSync ResourceSync `yaml:"resourcesync"`
+	Server       Server       `yaml:"server"`
 	// Defaults holds harvest settings inherited by every repository
 	// unless the repository overrides them.
 	Defaults     Harvest      `yaml:"defaults"`
@@ -65,11 +69,27 @@ type Store struct {
 	SyncWrites *bool `yaml:"sync_writes"`
 	// GCInterval is the value-log garbage collection period.
 	GCInterval time.Duration `yaml:"gc_interval"`
+	// MinFree is the free disk space (bytes) the data directory keeps: below
+	// it harvests stop with a clear error and serving goes on. 0 means 5 % of
+	// the file system, at least 256 MiB and at most 1 GiB.
+	MinFree int64 `yaml:"min_free"`
 }
 
 // Sync reports whether commits must be fsynced (default true).
 func (s Store) Sync() bool {
 	return s.SyncWrites == nil || *s.SyncWrites
+}
+
+// Server bounds what clients of the HTTP server can hold.
+type Server struct {
+	// MaxStreams is how many large documents (Resource and Change Lists,
+	// dumps) are streamed at once; beyond it requests get 503 with
+	// Retry-After.
+	MaxStreams int `yaml:"max_streams"`
+	// WriteIdle is the longest a client may take to accept the next part of
+	// a response; a client that stops reading is cut off after it, so it
+	// cannot hold a store snapshot.
+	WriteIdle time.Duration `yaml:"write_idle"`
 }
 
 // ResourceSync configures the ResourceSync documents served.
@@ -120,6 +140,10 @@ type Harvest struct {
 	MaxRetryAfter *time.Duration `yaml:"max_retry_after"`
 	// MaxBodyBytes caps the size of one response body.
 	MaxBodyBytes *int64 `yaml:"max_body_bytes"`
+	// MaxRecordBytes caps one record (and any single text or attribute in a
+	// response); a larger record is quarantined, not stored, and the harvest
+	// goes on. It bounds the harvester's memory.
+	MaxRecordBytes *int64 `yaml:"max_record_bytes"`
 	// MaxEmptyPages is how many consecutive empty pages carrying a
 	// resumption token are tolerated before giving up.
 	MaxEmptyPages *int `yaml:"max_empty_pages"`
@@ -134,7 +158,7 @@ type Harvest struct {
 type Settings struct {
 	Timeout, ConnectTimeout, Delay, BackoffBase, BackoffMax, MaxRetryAfter time.Duration
 	MaxRetries, MaxEmptyPages                                              int
-	MaxBodyBytes                                                           int64
+	MaxBodyBytes, MaxRecordBytes                                           int64
 	// UserAgent is "" when not overridden.
 	UserAgent string
 	// Headers has canonical header names as keys and is never nil.
@@ -152,6 +176,7 @@ func builtinSettings() Settings {
 		MaxRetries:     DefaultMaxRetries,
 		MaxEmptyPages:  DefaultMaxEmptyPages,
 		MaxBodyBytes:   DefaultMaxBodyBytes,
+		MaxRecordBytes: DefaultMaxRecordBytes,
 		Headers:        map[string]string{},
 	}
 }
@@ -176,6 +201,7 @@ func (h Harvest) applyTo(s *Settings) {
 	set(&s.BackoffMax, h.BackoffMax)
 	set(&s.MaxRetryAfter, h.MaxRetryAfter)
 	set(&s.MaxBodyBytes, h.MaxBodyBytes)
+	set(&s.MaxRecordBytes, h.MaxRecordBytes)
 	set(&s.MaxEmptyPages, h.MaxEmptyPages)
 	set(&s.UserAgent, h.UserAgent)
 	for k, v := range h.Headers {
@@ -242,6 +268,7 @@ func Default() *Config {
 			PageLimit:        DefaultPageLimit,
 			ChangeListPeriod: DefaultChangeListPeriod,
 		},
+		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle},
 	}
 }
 

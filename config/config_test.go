@@ -51,6 +51,7 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 			PageLimit:        50000,
 			ChangeListPeriod: 24 * time.Hour,
 		},
+		Server: Server{MaxStreams: 16, WriteIdle: 30 * time.Second},
 		Repositories: []Repository{{
 			Name:             "a",
 			BaseURL:          "http://a.example/oai",
@@ -75,6 +76,7 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 		MaxRetries:     5,
 		MaxEmptyPages:  10,
 		MaxBodyBytes:   256 << 20,
+		MaxRecordBytes: 16 << 20,
 		Headers:        map[string]string{},
 	}
 	if s := got.Resolved(got.Repositories[0]); !reflect.DeepEqual(s, wantSettings) {
@@ -664,7 +666,7 @@ func TestExampleLoads(t *testing.T) {
 	d.SetDefaults()
 	if c.Listen != d.Listen || c.BaseURL != d.BaseURL || c.DataDir != d.DataDir ||
 		c.Contact != "" || c.LogLevel != d.LogLevel || !c.Store.Sync() ||
-		c.Store.GCInterval != d.Store.GCInterval || c.ResourceSync != d.ResourceSync {
+		c.Store.GCInterval != d.Store.GCInterval || c.ResourceSync != d.ResourceSync || c.Server != d.Server {
 		t.Errorf("example.yaml top-level values differ from the built-in defaults:\n%+v\n%+v", c, d)
 	}
 	full := c.Repositories[len(c.Repositories)-1]

@@ -55,6 +55,15 @@ func (c *Config) Validate() error {
 	if c.Store.GCInterval < minGCInterval {
 		p.addf("store.gc_interval", "must be >= %s (got %s)", fmtDuration(minGCInterval), fmtDuration(c.Store.GCInterval))
 	}
+	if c.Server.MaxStreams < 1 {
+		p.addf("server.max_streams", "must be >= 1 (got %d)", c.Server.MaxStreams)
+	}
+	if c.Server.WriteIdle < time.Second {
+		p.addf("server.write_idle", "must be >= 1s (got %s)", fmtDuration(c.Server.WriteIdle))
+	}
+	if c.Store.MinFree < 0 {
+		p.addf("store.min_free", "must be >= 0 bytes (got %d)", c.Store.MinFree)
+	}
 	if n := c.ResourceSync.PageLimit; n < 1 || n > DefaultPageLimit {
 		p.addf("resourcesync.page_limit", "must be between 1 and %d (got %d)", DefaultPageLimit, n)
 	}
@@ -232,6 +241,9 @@ func (p *problems) harvest(path string, h Harvest) {
 	positive("max_retry_after", h.MaxRetryAfter)
 	if h.MaxBodyBytes != nil && *h.MaxBodyBytes < minBodyBytes {
 		p.addf(path+".max_body_bytes", "must be >= %d (got %d)", minBodyBytes, *h.MaxBodyBytes)
+	}
+	if h.MaxRecordBytes != nil && (*h.MaxRecordBytes < minBodyBytes || *h.MaxRecordBytes > 1<<30) {
+		p.addf(path+".max_record_bytes", "must be between %d and %d (got %d)", minBodyBytes, 1<<30, *h.MaxRecordBytes)
 	}
 	if h.MaxEmptyPages != nil && *h.MaxEmptyPages < 1 {
 		p.addf(path+".max_empty_pages", "must be >= 1 (got %d)", *h.MaxEmptyPages)

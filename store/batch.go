@@ -35,6 +35,7 @@ type Batch struct {
 	ctrDirty bool
 	lists    map[string]*ChangeListInfo // latest list per set, as staged
 	dirty    map[string]bool
+	released bool // the read lock on db.mu taken by NewBatch was given back
 }
 
 type op struct {
@@ -42,15 +43,32 @@ type op struct {
 	del  bool
 }
 
-// NewBatch starts a batch.
+// NewBatch starts a batch; it is refused with a *SpaceError when the disk is
+// (nearly) full. Every batch ends with Commit or Discard.
 func (db *DB) NewBatch(repo, prefix string) (*Batch, error) {
+	db.mu.RLock()
+	if err := db.writable(); err != nil {
+		db.mu.RUnlock()
+		return nil, err
+	}
 	b := &Batch{db: db, repo: repo, prefix: prefix, txn: db.bdb.NewTransaction(true),
 		lists: map[string]*ChangeListInfo{}, dirty: map[string]bool{}}
 	if _, err := getJSON(b.txn, key('n', repo, prefix), &b.ctr); err != nil {
-		b.txn.Discard()
+		b.Discard()
 		return nil, fmt.Errorf("store: counter %s/%s: %w", repo, prefix, err)
 	}
 	return b, nil
+}
+
+// commitTxn commits the current transaction unless the disk is (nearly) full.
+func (b *Batch) commitTxn() error {
+	if err := b.db.space.check(); err != nil {
+		return err
+	}
+	if err := b.txn.Commit(); err != nil {
+		return fmt.Errorf("store: commit %s/%s: %w", b.repo, b.prefix, err)
+	}
+	return nil
 }
 
 // Parts is the number of transactions the batch needed beyond the first.
@@ -118,8 +136,8 @@ func (b *Batch) endRecord() error {
 	}
 	count := int64(len(b.staged))
 	if b.txnCount > 0 && (b.txnCount+count >= b.db.maxBatchCount || b.txnSize+size >= b.db.maxBatchSize) {
-		if err := b.txn.Commit(); err != nil {
-			return fmt.Errorf("store: commit %s/%s: %w", b.repo, b.prefix, err)
+		if err := b.commitTxn(); err != nil {
+			return err
 		}
 		b.parts++
 		b.txn = b.db.bdb.NewTransaction(true)
@@ -332,15 +350,21 @@ func (b *Batch) MarkSeen(id string) error {
 }
 
 // Commit makes everything in the batch durable.
+// Commit ends the batch, whether it succeeds or not.
 func (b *Batch) Commit() error {
+	defer b.Discard()
 	if err := b.endRecord(); err != nil {
 		return err
 	}
-	if err := b.txn.Commit(); err != nil {
-		return fmt.Errorf("store: commit %s/%s: %w", b.repo, b.prefix, err)
-	}
-	return nil
+	return b.commitTxn()
 }
 
-// Discard drops what was not committed; safe after Commit.
-func (b *Batch) Discard() { b.txn.Discard() }
+// Discard drops what was not committed and ends the batch; it is safe after
+// Commit and more than once.
+func (b *Batch) Discard() {
+	b.txn.Discard()
+	if !b.released {
+		b.released = true
+		b.db.mu.RUnlock()
+	}
+}

@@ -20,6 +20,8 @@ type Snap struct {
 
 // View runs fn on a snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Snap) error) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
 	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Snap{txn: txn, ctx: ctx, db: db}) })
 }
 

@@ -40,15 +40,31 @@ type Options struct {
 	// affects only lists started afterwards.
 	ChangeListLimit  int
 	ChangeListPeriod time.Duration
+	// MinFree is the free space the data directory must keep: below it every
+	// write is refused with a *SpaceError before Badger could run out of disk
+	// inside a memory-mapped file (which kills the process with SIGBUS).
+	// Zero means the default: 5 % of the file system, at least 256 MiB and at
+	// most 1 GiB.
+	MinFree uint64
+	// FreeSpace reports the free and total bytes of the file system holding
+	// dir; tests replace it (default statfs).
+	FreeSpace func(dir string) (free, total uint64, err error)
 }
 
 // DB is an open store. Close it to stop the value-log GC and release the lock.
 type DB struct {
-	bdb  *badger.DB
-	lock *os.File
-	log  *slog.Logger
-	now  func() time.Time
-	dir  string
+	// mu guards bdb against its one swap: a store opened read-only because
+	// the disk was full becomes writable when space returns. Every use of bdb
+	// holds a read lock; the swap takes the write lock only when it is free.
+	mu       sync.RWMutex
+	bdb      *badger.DB
+	bo       badger.Options
+	readOnly bool // guarded by mu
+	lock     *os.File
+	log      *slog.Logger
+	now      func() time.Time
+	dir      string
+	space    spaceCheck
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -78,7 +94,8 @@ func Open(opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: a Change List limit and period are required (got %d, %s)", opts.ChangeListLimit, opts.ChangeListPeriod)
 	}
 	db := &DB{log: opts.Logger, now: opts.Now, dir: opts.Dir, stop: make(chan struct{}),
-		clLimit: opts.ChangeListLimit, clPeriod: opts.ChangeListPeriod}
+		clLimit: opts.ChangeListLimit, clPeriod: opts.ChangeListPeriod,
+		space: spaceCheck{dir: opts.Dir, min: opts.MinFree, free: opts.FreeSpace, inMemory: opts.InMemory}}
 	bo := badger.DefaultOptions(opts.Dir)
 	if opts.InMemory {
 		bo = badger.DefaultOptions("").WithInMemory(true)
@@ -107,7 +124,10 @@ func Open(opts Options) (*DB, error) {
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(memTable).
 		WithNumMemtables(3).
-		WithBlockCacheSize(32 << 20).
+		// No block cache: without compression a table block is read straight
+		// from the memory-mapped file, so a cache of blocks only duplicates
+		// the page cache (and its monitor logged a low hit rate every minute).
+		WithBlockCacheSize(0).
 		WithIndexCacheSize(16 << 20).
 		WithValueLogFileSize(256 << 20).
 		// Tables at every level keep the base size: Badger sizes compaction
@@ -129,6 +149,19 @@ func Open(opts Options) (*DB, error) {
 	db.maxBatchSize = 15 * bo.MemTableSize / 100 * 9 / 10
 	db.maxBatchCount = 15 * bo.MemTableSize / 100 / int64(skl.MaxNodeSize) * 9 / 10
 	db.valueThreshold = bo.ValueThreshold
+	db.bo = bo
+	// On a full disk Badger cannot even open for writing (it writes a new
+	// memtable file at once): open read-only, so what is stored stays served,
+	// and become writable when space returns.
+	if err := db.space.check(); err != nil {
+		if !errors.Is(err, ErrDiskFull) {
+			db.unlock()
+			return nil, err
+		}
+		db.log.Error("store opened read-only: harvests are refused until space is freed", "err", err)
+		db.readOnly = true
+		bo = bo.WithReadOnly(true)
+	}
 	bdb, err := badger.Open(bo)
 	if err != nil {
 		db.unlock()
@@ -138,6 +171,10 @@ func Open(opts Options) (*DB, error) {
 	if !opts.InMemory && opts.GCInterval > 0 {
 		db.wg.Add(1)
 		go db.gcLoop(opts.GCInterval)
+	}
+	if db.readOnly {
+		db.wg.Add(1)
+		go db.upgradeLoop(30 * time.Second)
 	}
 	return db, nil
 }
@@ -202,6 +239,8 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		close(db.stop)
 		db.wg.Wait()
+		db.mu.Lock()
+		defer db.mu.Unlock()
 		if err := db.bdb.Close(); err != nil {
 			db.closeErr = fmt.Errorf("close store: %w", err)
 		}
@@ -226,8 +265,8 @@ func (db *DB) gcLoop(every time.Duration) {
 					return
 				default:
 				}
-				if err := db.bdb.RunValueLogGC(0.5); err != nil {
-					if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) {
+				if err := db.runGC(); err != nil {
+					if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) && !errors.Is(err, ErrDiskFull) {
 						db.log.Warn("value log GC failed", "err", err)
 					}
 					break
@@ -241,21 +280,61 @@ func (db *DB) gcLoop(every time.Duration) {
 	}
 }
 
-// badgerLogger sends Badger's log lines through slog.
+// runGC rewrites one value-log file if enough of it is garbage; it needs
+// space for the rewrite.
+func (db *DB) runGC() error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.readOnly {
+		return ErrDiskFull
+	}
+	if err := db.space.check(); err != nil {
+		return err
+	}
+	return db.bdb.RunValueLogGC(0.5)
+}
+
+// update runs fn in a read-write transaction, refused on a full disk.
+func (db *DB) update(fn func(txn *badger.Txn) error) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if err := db.writable(); err != nil {
+		return err
+	}
+	return db.bdb.Update(fn)
+}
+
+// writable reports why the store cannot take writes now (a *SpaceError), or
+// nil. The caller holds db.mu.
+func (db *DB) writable() error {
+	if db.readOnly {
+		if err := db.space.check(); err != nil {
+			return err
+		}
+		return &SpaceError{Dir: db.dir, ReadOnly: true}
+	}
+	return db.space.check()
+}
+
+// badgerLogger sends Badger's log lines through slog, each on one line.
+// Badger's cache-size advice (a pair of multi-line warnings every minute) is
+// tuning information, logged at debug.
 type badgerLogger struct{ l *slog.Logger }
 
-func (b badgerLogger) Errorf(f string, a ...any) {
-	b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...)))
+func oneLine(f string, a ...any) string {
+	return strings.Join(strings.Fields(fmt.Sprintf(f, a...)), " ")
 }
+
+func (b badgerLogger) Errorf(f string, a ...any) { b.l.Error(oneLine(f, a...)) }
 func (b badgerLogger) Warningf(f string, a ...any) {
-	b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...)))
+	if strings.Contains(f, "might be too small") || strings.HasPrefix(f, "Cache life expectancy") {
+		b.l.Debug(oneLine(f, a...))
+		return
+	}
+	b.l.Warn(oneLine(f, a...))
 }
-func (b badgerLogger) Infof(f string, a ...any) {
-	b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...)))
-}
-func (b badgerLogger) Debugf(f string, a ...any) {
-	b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...)))
-}
+func (b badgerLogger) Infof(f string, a ...any)  { b.l.Debug(oneLine(f, a...)) }
+func (b badgerLogger) Debugf(f string, a ...any) { b.l.Debug(oneLine(f, a...)) }
 
 func getJSON(txn *badger.Txn, k []byte, v any) (bool, error) {
 	it, err := txn.Get(k)
@@ -275,9 +354,22 @@ func wrapKey(err error, repo, prefix, id string) error {
 	return fmt.Errorf("store: record %s/%s/%q: %w", repo, prefix, id, err)
 }
 
+// PutCheckpoint stores a checkpoint outside a page batch (a run that stops
+// without committing a page still has something to record).
+func (db *DB) PutCheckpoint(repo, prefix string, cp Checkpoint) error {
+	b, err := json.Marshal(cp)
+	if err == nil {
+		err = db.update(func(txn *badger.Txn) error { return txn.Set(key('c', repo, prefix), b) })
+	}
+	if err != nil {
+		return fmt.Errorf("store: checkpoint %s/%s: %w", repo, prefix, err)
+	}
+	return nil
+}
+
 // UpdateRepoInfo reads, changes and writes a repository description atomically.
 func (db *DB) UpdateRepoInfo(repo string, fn func(*RepoInfo)) error {
-	return db.bdb.Update(func(txn *badger.Txn) error {
+	return db.update(func(txn *badger.Txn) error {
 		ri := RepoInfo{Name: repo}
 		if _, err := getJSON(txn, key('i', repo), &ri); err != nil {
 			return err
@@ -295,6 +387,11 @@ func (db *DB) UpdateRepoInfo(repo string, fn func(*RepoInfo)) error {
 // in one transaction when it fits (a repository with tens of thousands of sets
 // is written in several, new names first, stale ones dropped last).
 func (db *DB) ReplaceSets(repo string, sets []SetInfo) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if err := db.writable(); err != nil {
+		return err
+	}
 	keep := make(map[string]bool, len(sets))
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
@@ -348,5 +445,10 @@ func scan(txn *badger.Txn, prefix []byte, values bool, fn func(k, v []byte) erro
 
 // ClearSeen removes the marks of an earlier reconciliation pass.
 func (db *DB) ClearSeen(repo, prefix string) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if err := db.writable(); err != nil {
+		return err
+	}
 	return db.bdb.DropPrefix(prefixKey('p', repo, prefix))
 }

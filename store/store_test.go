@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -15,6 +16,9 @@ import (
 // policy is the Change List limit and period the tests open stores with.
 func policy(o Options) Options {
 	o.ChangeListLimit, o.ChangeListPeriod = 50000, 24*time.Hour
+	if o.MinFree == 0 {
+		o.MinFree = 1 // tests must not depend on the machine's free disk space
+	}
 	return o
 }
 
@@ -170,17 +174,28 @@ func TestBatchSplitsWhenTooBig(t *testing.T) {
 	}
 }
 
-// begin opens a read snapshot that stays open for the rest of the test.
-func begin(t *testing.T, db *DB) *Snap {
+// testSnap is a read snapshot held open by a goroutine until done.
+type testSnap struct {
+	*Snap
+	done func()
+}
+
+// begin opens a read snapshot that stays open until done or the test's end.
+func begin(t *testing.T, db *DB) testSnap {
 	t.Helper()
-	ready, done := make(chan *Snap), make(chan struct{})
-	go db.View(context.Background(), func(s *Snap) error {
-		ready <- s
-		<-done
-		return nil
-	})
-	t.Cleanup(func() { close(done) })
-	return <-ready
+	ready, stop, ended := make(chan *Snap), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		db.View(context.Background(), func(s *Snap) error {
+			ready <- s
+			<-stop
+			return nil
+		})
+	}()
+	var once sync.Once
+	done := func() { once.Do(func() { close(stop); <-ended }) }
+	t.Cleanup(done)
+	return testSnap{<-ready, done}
 }
 
 // TestChangeListPolicy: the store cuts lists by size and by period, and the

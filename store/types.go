@@ -108,13 +108,20 @@ type Checkpoint struct {
 	SeqMaxDatestamp time.Time `json:"seq_max_datestamp,omitempty"`
 	SeqPages        int64     `json:"seq_pages,omitempty"`
 	SeqRecords      int64     `json:"seq_records,omitempty"`
-	SeqStarted      time.Time `json:"seq_started,omitempty"` // local clock
+	SeqStarted      time.Time `json:"seq_started,omitempty"`   // local clock
+	SeqListSize     int64     `json:"seq_list_size,omitempty"` // completeListSize the repository announced, 0 if none
+	SeqResumed      bool      `json:"seq_resumed,omitempty"`   // a run resumed it from a stored token
+	SeqGuarded      bool      `json:"seq_guarded,omitempty"`   // a token guard stopped a run of it
 
 	// HighWater is where the next incremental harvest starts (before the overlap
 	// of one granule); zero until a sequence has completed.
 	HighWater    time.Time `json:"high_water,omitempty"`
 	Granularity  string    `json:"granularity,omitempty"`
 	LastComplete time.Time `json:"last_complete,omitempty"` // local clock
+	// FullNext makes the next list a full one whatever the high-water mark:
+	// the last one ended with fewer records than announced after a resume or
+	// a guard, so records may be missing below the mark.
+	FullNext bool `json:"full_next,omitempty"`
 }
 
 // RepoInfo describes a repository for the served documents.

@@ -22,6 +22,7 @@ func openStore(cfg *config.Config, log *slog.Logger) (*store.DB, error) {
 	return store.Open(store.Options{
 		Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), GCInterval: cfg.Store.GCInterval, Logger: log,
 		ChangeListLimit: cfg.ResourceSync.PageLimit, ChangeListPeriod: cfg.ResourceSync.ChangeListPeriod,
+		MinFree: uint64(cfg.Store.MinFree),
 	})
 }
 
@@ -102,8 +103,10 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	hs := &http.Server{
 		Handler:           bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      15 * time.Minute, // a 50,000-entry list to a slow client
-		IdleTimeout:       2 * time.Minute,
+		// Large documents push their own deadline back as the client reads
+		// (server.write_idle); this bounds everything else.
+		WriteTimeout: 5 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -118,7 +121,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	shut, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(shut); err != nil {
-		log.Warn("HTTP shutdown", "err", err)
+		// Cut what is still streaming: its snapshot must end before the store closes.
+		log.Warn("HTTP shutdown: closing the connections still open", "err", err)
+		hs.Close()
 	}
 	if err := sched.Stop(shut); err != nil {
 		log.Warn("scheduler shutdown", "err", err)

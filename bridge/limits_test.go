@@ -1,0 +1,207 @@
+package bridge
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// limitsServer serves a store of n records written straight through batches,
+// with the given stream limit and idle write deadline, logging into logs.
+func limitsServer(t *testing.T, n, maxStreams int, idle time.Duration, ids []string) (*httptest.Server, *Server, *syncBuf) {
+	t.Helper()
+	db := openStore(t, store.Options{InMemory: true})
+	meta := []byte(`<x xmlns="urn:x">` + strings.Repeat("y", 300) + `</x>`)
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	all := slices.Clone(ids)
+	for i := range n {
+		all = append(all, fmt.Sprintf("oai:limits:%07d", i))
+	}
+	for len(all) > 0 {
+		b, err := db.NewBatch("demo", "oai_dc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 2000 && len(all) > 0; j++ {
+			id := all[0]
+			all = all[1:]
+			rec := &store.Record{Identifier: id, Datestamp: now, Length: int64(len(meta)), MD5: strings.Repeat("a", 32),
+				SHA256: strings.Repeat("b", 64), Modified: now, FirstSeen: now}
+			if err := b.Apply(rec, meta, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config.Default()
+	cfg.BaseURL = "http://rs.test"
+	cfg.Server.MaxStreams, cfg.Server.WriteIdle = maxStreams, idle
+	cfg.Repositories = []config.Repository{{Name: "demo", BaseURL: "https://repo.test/oai", MetadataPrefixes: []string{"oai_dc"}}}
+	cfg.SetDefaults()
+	logs := &syncBuf{}
+	s := NewServer(cfg, db, ServerOptions{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv, s, logs
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestSlowReaders: 200 clients that request a large Resource List and never
+// read it do not hold the server: beyond max_streams they get 503 with
+// Retry-After at once, the ones streaming are cut off after write_idle
+// (releasing their snapshots), nothing is logged at ERROR, and a normal
+// client's resource GETs keep their latency meanwhile.
+func TestSlowReaders(t *testing.T) {
+	srv, s, logs := limitsServer(t, 40000, 8, time.Second, nil) // ~25 MB: more than the loopback buffers hold
+	get := func(path string) (int, time.Duration) {
+		start := time.Now()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, time.Since(start)
+	}
+	p99 := func() time.Duration {
+		var ds []time.Duration
+		for i := range 200 {
+			code, d := get(fmt.Sprintf("/demo/oai_dc/resource/oai:limits:%07d", i*97))
+			if code != 200 {
+				t.Fatalf("resource GET: %d", code)
+			}
+			ds = append(ds, d)
+		}
+		slices.Sort(ds)
+		return ds[len(ds)*99/100]
+	}
+	idle := p99()
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	conns := make([]net.Conn, 200)
+	for i := range conns {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+		fmt.Fprintf(c, "GET /demo/oai_dc/all/resourcelist.xml HTTP/1.1\r\nHost: rs.test\r\n\r\n")
+		wg.Add(1)
+		go func() { // read the status line only, then stop reading
+			defer wg.Done()
+			buf := make([]byte, 12)
+			if _, err := io.ReadFull(c, buf); err == nil {
+				var code int
+				fmt.Sscanf(string(buf[9:12]), "%d", &code)
+				mu.Lock()
+				statuses[code]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	busy := p99()
+	mu.Lock()
+	t.Logf("200 slow readers: %v; resource GET p99 %v idle, %v with them connected", statuses, idle, busy)
+	if statuses[200] > 8 || statuses[503] < 192 {
+		t.Errorf("statuses %v: at most 8 streams, the rest 503", statuses)
+	}
+	mu.Unlock()
+	// Latency: generous bounds (a loaded 2-core machine), still far from the
+	// seconds a held server would show.
+	if busy > 10*idle+200*time.Millisecond {
+		t.Errorf("resource GET p99 %v with slow readers connected, %v without", busy, idle)
+	}
+	// The streams are cut off after write_idle and give their slots back.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(s.streams) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams still held by clients that stopped reading", len(s.streams))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	if code, _ := get("/demo/oai_dc/all/resourcelist.xml"); code != 200 {
+		t.Errorf("after the slow readers: %d", code)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("slow readers logged at ERROR:\n%.2000s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "stopped reading") {
+		t.Errorf("the cut-off was not logged at debug:\n%.2000s", logs.String())
+	}
+}
+
+// TestRequestHardening: dot-segment identifiers get URLs that work, start=
+// is validated, error bodies do not echo huge requests.
+func TestRequestHardening(t *testing.T) {
+	srv, _, _ := limitsServer(t, 30, 4, 5*time.Second, []string{".", "..", "a/../b"})
+	get := func(u string) (int, string) {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, id := range []string{".", "..", "a/../b"} {
+		u := strings.Replace(resourceURL("http://rs.test", "demo", "oai_dc", id), "http://rs.test", srv.URL, 1)
+		if code, body := get(u); code != 200 || !strings.Contains(body, "yyy") {
+			t.Errorf("%q at %s: %d %.100s", id, u, code, body)
+		}
+	}
+	_, list := get(srv.URL + "/demo/oai_dc/all/resourcelist.xml")
+	for _, want := range []string{"/resource/%2E</loc>", "/resource/%2E%2E</loc>", "/resource/a%2F..%2Fb</loc>"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("resource list lacks %s", want)
+		}
+	}
+	page := srv.URL + "/demo/oai_dc/all/resourcelist-00002.xml"
+	for _, c := range []struct {
+		query string
+		code  int
+	}{
+		{"?start=oai:limits:0000010", 200},
+		{"?start=.", 200},
+		{"?start=", 400},
+		{"?start=%FF%FE", 400},
+		{"?start=" + strings.Repeat("x", 9000), 400},
+		{"?start=a&start=b", 400},
+		{"?start=oai:nowhere:1", 404},
+		{"?start=zzzz", 404},
+	} {
+		if code, body := get(page + c.query); code != c.code {
+			t.Errorf("%.60s: %d, want %d (%.100s)", c.query, code, c.code, body)
+		}
+	}
+	long := "/" + strings.Repeat("p", 100<<10)
+	if code, body := get(srv.URL + long); code != 404 || len(body) > 2048 {
+		t.Errorf("a 100 KB path: %d with a %d-byte body", code, len(body))
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// buildBinary builds rsbridge into dir.
+func buildBinary(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "rsbridge")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestDiskFull runs the real binary with its data directory on a small tmpfs:
+// the harvest that would fill it stops at the reserve with exit code 1 and a
+// clear message (never SIGBUS), serve still serves what was stored, and once
+// the file system grows the next harvest resumes and completes exactly.
+func TestDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and mounts a tmpfs; skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	os.Mkdir(mnt, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must be able to mount a tmpfs as root: %v %s", err, out)
+		}
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	bin := buildBinary(t, dir)
+
+	const records = 30000 // ~3 KB each: about 100 MB, more than the tmpfs holds
+	up := oaiserver.New(oaiserver.Options{Records: records, PageSize: 200, RecordBytes: 3000, DeletedEvery: 40, Prefixes: []string{"oai_dc"}})
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	data := filepath.Join(mnt, "data")
+	cfgPath := filepath.Join(dir, "rsbridge.yaml")
+	cfg := fmt.Sprintf("listen: 127.0.0.1:0\ndata_dir: %s\nlog_level: warn\nstore:\n  min_free: %d\ndefaults:\n  delay: 0s\nrepositories:\n  - name: demo\n    base_url: %s/oai\n    reconcile: \"off\"\n", data, 32<<20, srv.URL)
+	os.WriteFile(cfgPath, []byte(cfg), 0o644)
+
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "harvest", "-config", cfgPath)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("harvest on a filling disk: %v (want exit code 1)\n%s", err, stderr.String())
+	}
+	msg := stderr.String()
+	for _, bad := range []string{"fatal error", "SIGBUS", "goroutine "} {
+		if strings.Contains(msg, bad) {
+			t.Fatalf("the process crashed:\n%.3000s", msg)
+		}
+	}
+	if !strings.Contains(msg, "data directory "+data+" has ") || !strings.Contains(msg, "below the reserve of 32.0 MiB") {
+		t.Fatalf("no clear message naming the directory and the free space:\n%s", msg)
+	}
+	t.Logf("harvest stopped: %s", lastLine(msg))
+
+	// serve on a disk that is full: it opens the store read-only and serves
+	// it. (Badger gave sparse space back when the harvest closed it, so fill
+	// the rest first.)
+	filler := filepath.Join(mnt, "filler")
+	fillTo(t, filler, mnt, 8<<20)
+	srvCmd := exec.Command(bin, "serve", "-config", cfgPath)
+	stdout, _ := srvCmd.StdoutPipe()
+	var serveErr bytes.Buffer
+	srvCmd.Stderr = &serveErr
+	if err := srvCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	base := readBase(t, stdout)
+	code, body := fetch(base + "/demo/oai_dc/all/resourcelist.xml")
+	if code != 200 || !strings.Contains(body, "<url>") {
+		t.Errorf("serve on a full disk: %d %.300s", code, body)
+	}
+	srvCmd.Process.Signal(os.Interrupt)
+	if err := srvCmd.Wait(); err != nil {
+		t.Errorf("serve exit: %v\n%s", err, serveErr.String())
+	}
+	if !strings.Contains(serveErr.String(), "read-only") {
+		t.Errorf("serve did not say the store is read-only:\n%s", serveErr.String())
+	}
+
+	// Space returns: the next harvest resumes and completes.
+	os.Remove(filler)
+	if out, err := exec.Command("mount", "-o", "remount,size=1g", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	if out, err := exec.Command(bin, "harvest", "-config", cfgPath).CombinedOutput(); err != nil {
+		t.Fatalf("harvest after space returned: %v\n%s", err, out)
+	}
+	db, err := store.Open(store.Options{Dir: data, ChangeListLimit: 50000, ChangeListPeriod: 24 * time.Hour, MinFree: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	created := map[string]int{}
+	var ctr store.Counter
+	db.View(context.Background(), func(s *store.Snap) error {
+		ctr, _ = s.Counter("demo", "oai_dc")
+		return s.Events("demo", "oai_dc", 0, func(e *store.Event) error { created[e.Identifier]++; return nil })
+	})
+	live := 0
+	for i := 0; i < up.Len(); i++ {
+		if it, ok := up.Item(i, "oai_dc"); ok && !it.Deleted {
+			live++
+		}
+	}
+	if ctr.Live != int64(live) || len(created) != live || int(ctr.Seq) != live {
+		t.Fatalf("after resuming: counter %+v, %d records with events; upstream has %d live", ctr, len(created), live)
+	}
+}
+
+// fillTo writes a file until the file system holding dir has about left
+// bytes free.
+func fillTo(t *testing.T, path, dir string, left uint64) {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	if free <= left {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for n := (free - left) / uint64(len(chunk)); n > 0; n-- {
+		if _, err := f.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// readBase reads serve's stdout until it names the Source Description.
+func readBase(t *testing.T, r io.Reader) string {
+	t.Helper()
+	buf := make([]byte, 4096)
+	var out strings.Builder
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := r.Read(buf)
+		out.Write(buf[:n])
+		if _, rest, ok := strings.Cut(out.String(), "Source Description: "); ok && strings.Contains(rest, "\n") {
+			return strings.TrimSuffix(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]), "/.well-known/resourcesync")
+		}
+		if err != nil {
+			break
+		}
+	}
+	t.Fatalf("serve did not start: %s", out.String())
+	return ""
+}

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestDiskFull: below the reserve every write is refused with an error that
+// names the directory and the free space, reads go on, and writes resume when
+// space returns; a store opened on a full disk opens read-only and becomes
+// writable once space is back.
+func TestDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	var free atomic.Uint64
+	free.Store(10 << 30)
+	o := policy(Options{Dir: dir, MinFree: 1 << 30, FreeSpace: func(string) (uint64, uint64, error) { return free.Load(), 100 << 30, nil }})
+	db, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(id string) error {
+		b, err := db.NewBatch("r", "p")
+		if err != nil {
+			return err
+		}
+		if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
+			b.Discard()
+			return err
+		}
+		return b.Commit()
+	}
+	if err := write("a"); err != nil {
+		t.Fatal(err)
+	}
+	free.Store(300 << 20)
+	err = write("b")
+	var se *SpaceError
+	if !errors.As(err, &se) || !errors.Is(err, ErrDiskFull) || se.Free != 300<<20 || se.Reserve != 1<<30 ||
+		!strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "300.0 MiB free, below the reserve of 1.0 GiB") {
+		t.Fatalf("write on a full disk: %v", err)
+	}
+	if err := db.UpdateRepoInfo("r", func(*RepoInfo) {}); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("small writes too: %v", err)
+	}
+	s := begin(t, db)
+	if m, _ := s.Metadata("r", "p", "a"); string(m) != "<x/>" {
+		t.Fatal("reads go on")
+	}
+	s.done()
+	free.Store(2 << 30)
+	if err := write("b"); err != nil {
+		t.Fatalf("space is back: %v", err)
+	}
+	db.Close()
+
+	free.Store(100 << 20)
+	db, err = Open(o)
+	if err != nil {
+		t.Fatalf("open on a full disk: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if !db.ReadOnly() {
+		t.Fatal("expected a read-only store")
+	}
+	snap := begin(t, db)
+	if m, _ := snap.Metadata("r", "p", "b"); string(m) != "<x/>" {
+		t.Fatal("a read-only store serves what is stored")
+	}
+	if err := write("c"); !errors.Is(err, ErrDiskFull) {
+		t.Fatalf("write to a read-only store: %v", err)
+	}
+	free.Store(5 << 30)
+	if err := write("c"); !errors.As(err, &se) || !se.ReadOnly {
+		t.Fatalf("space back, not yet reopened: %v", err)
+	}
+	if db.tryUpgrade() {
+		t.Fatal("reopened while a snapshot was reading")
+	}
+	snap.done()
+	if !db.tryUpgrade() || db.ReadOnly() {
+		t.Fatal("not reopened for writing")
+	}
+	if err := write("c"); err != nil {
+		t.Fatalf("write after reopening: %v", err)
+	}
+	if m, _ := begin(t, db).Metadata("r", "p", "c"); string(m) != "<x/>" {
+		t.Fatal("write lost")
+	}
+}
