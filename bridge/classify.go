@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/ore"
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -164,6 +165,16 @@ func remove(old *store.Record, datestamp time.Time) decision {
 	next.Datestamp = datestamp
 	return decision{outcome: deleted, next: &next, event: &store.Event{
 		Identifier: old.Identifier, Change: store.Deleted, SetsBefore: old.Members(), Datestamp: datestamp}}
+}
+
+// landingPage is the landing page the metadata names (rel="describes"), or
+// "": JPCOAR jpcoar:identifier[@identifierType="URI"] among the root's direct
+// children, preferring the repository's host; junii2 URI; otherwise the first
+// http(s) dc:identifier. The rules live with the rest of the extraction in
+// package ore.
+func landingPage(metadata []byte, repoHost string) string {
+	f, _ := ore.Extract(metadata, repoHost)
+	return f.Landing
 }
 
 func normaliseSets(specs []string) []string {

@@ -83,6 +83,7 @@ func (s *Server) resourceEntry(rs resourceSet, via func(string) string, others [
 	if rec.Landing != "" {
 		e.Links = append(e.Links, rsync.Link{Rel: "describes", Href: rec.Landing})
 	}
+	e.Links = append(e.Links, rsync.Link{Rel: "collection", Href: aggregationURL(rs.base, rs.repo.Name, rec.Identifier)})
 	return e
 }
 
@@ -273,6 +274,9 @@ func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceS
 					e.MD.Hash, e.MD.Length, e.MD.HasLength, e.MD.Type = rsync.Hash(ev.MD5, ev.SHA256), ev.Length, true, xmlType
 				}
 				e.Links = []rsync.Link{{Rel: "via", Href: via(ev.Identifier), Modified: ev.Datestamp}}
+				if ev.Change != store.Deleted {
+					e.Links = append(e.Links, rsync.Link{Rel: "collection", Href: aggregationURL(rs.base, rs.repo.Name, ev.Identifier)})
+				}
 				return d.Write(e)
 			})
 			if err != nil {

@@ -421,9 +421,9 @@ func TestEndToEndSync(t *testing.T) {
 	dest.baseline(s.srv.URL)
 	dest.check(s)
 	dest.validate()
-	// Every entry carries via, alternate (both formats are live) and describes
-	// (both formats name the landing page).
-	if len(dest.links) != 1 || dest.links["via,alternate,describes"] == 0 {
+	// Every entry carries via, alternate (both formats are live), describes
+	// (both formats name the landing page) and collection (its Resource Map).
+	if len(dest.links) != 1 || dest.links["via,alternate,describes,collection"] == 0 {
 		t.Errorf("related links on resource list entries: %v", dest.links)
 	}
 

@@ -67,6 +67,8 @@ func (s *Server) Handler() http.Handler {
 	r.HandleFunc("/.well-known/resourcesync", s.sourceDescription).Methods(get...)
 	r.HandleFunc("/robots.txt", s.robots).Methods(get...)
 	r.HandleFunc("/{repo}/{prefix}/resource/{id}", s.resource).Methods(get...)
+	r.HandleFunc("/{repo}/map/{id}", s.resourceMap).Methods(get...)
+	r.HandleFunc("/{repo}/map-0.2/{id}", s.resourceMap02).Methods(get...)
 	for _, set := range []string{"/{repo}/{prefix}/all", "/{repo}/{prefix}/set/{set}"} {
 		r.HandleFunc(set+"/capabilitylist.xml", s.withSet(s.capabilityList)).Methods(get...)
 		r.HandleFunc(set+"/about.html", s.withSet(s.about)).Methods(get...)

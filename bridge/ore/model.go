@@ -1,0 +1,237 @@
+package ore
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// Map is one Resource Map: the Aggregation for one OAI-PMH item and the
+// resources it aggregates. Build it with Assemble, or by hand; WriteORE10 and
+// WriteORE02 serialise the same Map.
+type Map struct {
+	URI            string    // URI-R: where the ORE 1.0 document is served
+	AltURI         string    // where the 0.2 profile document is served
+	Aggregation    string    // URI-A = URI + "#aggregation"; both documents describe it
+	ID             string    // atom:id of the 0.2 feed (GW-ORE-02, see MapID); the 1.0 entry's id derives from it
+	OAIIdentifier  string    // the item's OAI identifier: entry ids (EntryID) and, as a URI, a related link
+	Title          string    // the object's title; "" falls back to OAIIdentifier, then Aggregation
+	Created        time.Time // when the gateway first saw the item (1.0 published)
+	Updated        time.Time // newest change of any part; the writers never emit less than the newest resource time
+	Author         Agent     // the gateway operator: author of the Resource Map (name required, uri recommended)
+	ItemAuthors    []Agent   // creators of the aggregated object (ORE 1.0 entry/author); empty: Author
+	Related        []string  // other URIs of the Aggregation (DOI resolver URLs, handles); URI-A itself is dropped
+	CapabilityList string    // the ResourceSync Capability List the item belongs to (rel="resourcesync")
+	Types          []string  // rdf:type of the Aggregation (COAR resource type URIs)
+	Creators       []string  // dcterms:creator of the Aggregation (name identifier URIs)
+	IsPartOf       []string  // dcterms:isPartOf of the Aggregation (the gateway URIs of the item's sets)
+	Resources      []Resource
+	Rights         string // optional licence URI of the Resource Map (atom:rights)
+}
+
+// Kind says what an aggregated resource is.
+type Kind int
+
+// Kinds of aggregated resources.
+const (
+	KindOther    Kind = iota // anything else a caller aggregates
+	KindMetadata             // the gateway's copy of one metadata record of the item
+	KindLanding              // the item's landing (splash) page
+	KindFile                 // a full-text or data file
+)
+
+// String names the kind.
+func (k Kind) String() string {
+	switch k {
+	case KindMetadata:
+		return "metadata"
+	case KindLanding:
+		return "landing"
+	case KindFile:
+		return "file"
+	case KindOther:
+		return "other"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Resource is one aggregated resource (AR).
+type Resource struct {
+	URI        string
+	ID         string // atom:id of its 0.2 entry; "" means EntryID(Map.OAIIdentifier, URI)
+	Kind       Kind
+	Type       string // media type; "" defaults to application/xml for metadata, text/html for the landing page, else application/octet-stream
+	Title      string // "" defaults by kind (file: last path segment)
+	Length     int64  // bytes, 0 when unknown
+	ConformsTo string // for KindMetadata: the metadata namespace URI
+	ObjectType string // for KindFile: JPCOAR objectType
+	Published  time.Time
+	Updated    time.Time
+}
+
+// Agent is an Atom person: a name and an optional URI.
+type Agent struct{ Name, URI string }
+
+// Semantic types of aggregated resources (the 0.2 profile's examples, GW-ORE-05).
+const (
+	TypeDescriptiveMetadata = "info:eu-repo/semantics/descriptiveMetadata"
+	TypeHumanStartPage      = "info:eu-repo/semantics/humanStartPage"
+)
+
+// Validate reports what keeps the Map from being serialised: a missing URI, URI-A,
+// ID or author name, URI-A equal to a document URI, no resource (ORE-010), a
+// resource without URI, duplicate entry ids (ORE-020), an entry id equal to its
+// resource's URI (ORE-028), no time at all, or a time outside years 0000-9999.
+// Duplicate resource URIs are not an error: the writers keep the first.
+func (m *Map) Validate() error {
+	_, err := m.view()
+	return err
+}
+
+// view is the Map as both writers emit it: defaults applied, resources
+// deduplicated, times settled.
+type view struct {
+	title   string
+	updated time.Time
+	related []string
+	landing Resource // the first KindLanding resource, URI "" when none
+	res     []Resource
+}
+
+func (m *Map) view() (view, error) {
+	var v view
+	var errs []error
+	if u, err := url.Parse(m.URI); m.URI == "" || err != nil || !u.IsAbs() {
+		errs = append(errs, fmt.Errorf("URI %q is not an absolute URI", m.URI))
+	}
+	switch m.Aggregation {
+	case "":
+		errs = append(errs, errors.New("no Aggregation URI (URI-A)"))
+	case m.URI, m.AltURI:
+		errs = append(errs, fmt.Errorf("Aggregation URI %q is a document URI", m.Aggregation))
+	}
+	if m.ID == "" {
+		errs = append(errs, errors.New("no ID"))
+	}
+	if m.Author.Name == "" {
+		errs = append(errs, errors.New("no Author name (ORE-007)"))
+	}
+	base := m.Updated
+	if base.IsZero() {
+		base = m.Created
+	}
+	seen := map[string]bool{}
+	ids := map[string]bool{}
+	for i, r := range m.Resources {
+		if r.URI == "" {
+			errs = append(errs, fmt.Errorf("resource %d has no URI", i))
+			continue
+		}
+		if seen[r.URI] {
+			continue
+		}
+		seen[r.URI] = true
+		if r.ID == "" {
+			r.ID = EntryID(m.OAIIdentifier, r.URI)
+		}
+		if r.ID == r.URI {
+			errs = append(errs, fmt.Errorf("resource %s: entry id is the resource URI (ORE-028)", r.URI))
+		}
+		if ids[r.ID] {
+			errs = append(errs, fmt.Errorf("resource %s: entry id %s used twice (ORE-020)", r.URI, r.ID))
+		}
+		ids[r.ID] = true
+		if r.Updated.IsZero() {
+			r.Updated = r.Published
+		}
+		if r.Published.IsZero() {
+			r.Published = r.Updated
+		}
+		if r.Updated.IsZero() {
+			r.Published, r.Updated = base, base
+		}
+		if r.Type == "" {
+			switch r.Kind {
+			case KindMetadata:
+				r.Type = "application/xml"
+			case KindLanding:
+				r.Type = "text/html"
+			default:
+				r.Type = "application/octet-stream"
+			}
+		}
+		if r.Title == "" {
+			switch r.Kind {
+			case KindMetadata:
+				r.Title = "Metadata record"
+			case KindLanding:
+				r.Title = "Landing page"
+			default:
+				r.Title = lastSegment(r.URI)
+			}
+			if r.Title == "" {
+				r.Title = r.URI
+			}
+		}
+		if r.Kind == KindLanding && v.landing.URI == "" {
+			v.landing = r
+		}
+		v.updated = latest(v.updated, r.Published, r.Updated)
+		v.res = append(v.res, r)
+	}
+	if len(v.res) == 0 {
+		errs = append(errs, errors.New("no aggregated resource (ORE-010)"))
+	}
+	v.updated = latest(v.updated, m.Updated, m.Created)
+	if v.updated.IsZero() {
+		errs = append(errs, errors.New("no time: set Updated"))
+	}
+	for _, t := range []time.Time{m.Created, v.updated} {
+		if !t.IsZero() && !inRange(t) {
+			errs = append(errs, fmt.Errorf("time %v is outside years 0000-9999", t))
+		}
+	}
+	for _, r := range v.res {
+		if !inRange(r.Published) || !inRange(r.Updated) {
+			errs = append(errs, fmt.Errorf("resource %s: a time is outside years 0000-9999", r.URI))
+		}
+	}
+	v.title = m.Title
+	if v.title == "" {
+		v.title = m.OAIIdentifier
+	}
+	if v.title == "" {
+		v.title = m.Aggregation
+	}
+	var oai []string
+	if u, err := url.Parse(m.OAIIdentifier); err == nil && u.IsAbs() {
+		oai = []string{m.OAIIdentifier}
+	}
+	for _, u := range unique(m.Related, oai) {
+		if u != m.Aggregation {
+			v.related = append(v.related, u)
+		}
+	}
+	return v, errors.Join(errs...)
+}
+
+func latest(t time.Time, more ...time.Time) time.Time {
+	for _, u := range more {
+		if u.After(t) {
+			t = u
+		}
+	}
+	return t
+}
+
+func inRange(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
+}
+
+// formatTime writes an RFC 3339 date-time in UTC with seconds precision and a Z
+// (ORE-004, ORE-005).
+func formatTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05Z")
+}
