@@ -15,6 +15,7 @@ import (
 //
 //	S/topic·callback          Subscription
 //	N/id                      Notification (one payload, shared by its deliveries)
+//	P/id                      deliveries of notification id still owed (8 bytes)
 //	D/id                      Delivery (one payload owed to one callback)
 //	C/repo·prefix·set         Channel: how far a resource set's notifications went
 //	K/name                    counter for the IDs above
@@ -33,6 +34,8 @@ type Subscription struct {
 
 // Notification is one payload published on a topic. Pending counts the
 // deliveries still owed; the notification is removed with its last delivery.
+// The count is kept under its own key, so settling a delivery never rewrites
+// the payload.
 type Notification struct {
 	ID          uint64    `json:"-"`
 	Topic       string    `json:"topic"`
@@ -93,6 +96,21 @@ func nextID(txn *badger.Txn, name string) (uint64, error) {
 	return n, txn.Set(k, binary.BigEndian.AppendUint64(nil, n))
 }
 
+// updateHub runs fn in one read-write transaction (db.update: refused on a
+// full disk), running it again when it conflicts with a concurrent one: the hub settles the deliveries of one
+// notification in parallel, and each decrements the notification's Pending.
+// A conflict means another transaction committed, so the retries progress.
+func (db *DB) updateHub(fn func(txn *badger.Txn) error) error {
+	for i := 0; ; i++ {
+		err := db.update(fn)
+		if !errors.Is(err, badger.ErrConflict) || i == maxConflictRetries {
+			return err
+		}
+	}
+}
+
+const maxConflictRetries = 100
+
 func setJSON(txn *badger.Txn, k []byte, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -103,7 +121,7 @@ func setJSON(txn *badger.Txn, k []byte, v any) error {
 
 // PutSubscription creates or replaces the subscription of (topic, callback).
 func (db *DB) PutSubscription(s Subscription) error {
-	err := db.bdb.Update(func(txn *badger.Txn) error { return setJSON(txn, key('S', s.Topic, s.Callback), s) })
+	err := db.update(func(txn *badger.Txn) error { return setJSON(txn, key('S', s.Topic, s.Callback), s) })
 	if err != nil {
 		return fmt.Errorf("store: subscription %s -> %s: %w", s.Topic, s.Callback, err)
 	}
@@ -113,11 +131,24 @@ func (db *DB) PutSubscription(s Subscription) error {
 // DeleteSubscription removes the subscription of (topic, callback), if any.
 // Deliveries already owed to it stay until the hub drops them.
 func (db *DB) DeleteSubscription(topic, callback string) error {
-	err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(key('S', topic, callback)) })
+	err := db.update(func(txn *badger.Txn) error { return txn.Delete(key('S', topic, callback)) })
 	if err != nil {
 		return fmt.Errorf("store: subscription %s -> %s: %w", topic, callback, err)
 	}
 	return nil
+}
+
+// Subscription returns the subscription of (topic, callback), or nil.
+func (s *Snap) Subscription(topic, callback string) (*Subscription, error) {
+	var sub Subscription
+	found, err := getJSON(s.txn, key('S', topic, callback), &sub)
+	if err != nil {
+		return nil, fmt.Errorf("store: subscription %s -> %s: %w", topic, callback, err)
+	}
+	if !found {
+		return nil, nil
+	}
+	return &sub, nil
 }
 
 // Subscriptions calls fn for every subscription of topic ("" = every topic),
@@ -140,16 +171,30 @@ func (s *Snap) Subscriptions(topic string, fn func(Subscription) error) error {
 // at once, in one transaction, and returns the notification's ID. With no
 // callbacks nothing is stored and the ID is 0.
 func (db *DB) Publish(n Notification, callbacks []string) (uint64, error) {
+	stored, _, err := db.PublishDeliveries(n, callbacks)
+	return stored.ID, err
+}
+
+// PublishDeliveries is Publish returning the notification and its deliveries
+// as stored (IDs, Pending), so the hub can queue them without reading them
+// back. With no callbacks nothing is stored: the ID is 0 and there are no
+// deliveries.
+func (db *DB) PublishDeliveries(n Notification, callbacks []string) (Notification, []Delivery, error) {
 	if len(callbacks) == 0 {
-		return 0, nil
+		return n, nil, nil
 	}
-	err := db.bdb.Update(func(txn *badger.Txn) error {
+	var ds []Delivery
+	err := db.updateHub(func(txn *badger.Txn) error {
+		ds = make([]Delivery, 0, len(callbacks))
 		var err error
 		if n.ID, err = nextID(txn, "notification"); err != nil {
 			return err
 		}
 		n.Pending = len(callbacks)
 		if err := setJSON(txn, idKey('N', n.ID), n); err != nil {
+			return err
+		}
+		if err := setPending(txn, n.ID, n.Pending); err != nil {
 			return err
 		}
 		for _, cb := range callbacks {
@@ -161,13 +206,15 @@ func (db *DB) Publish(n Notification, callbacks []string) (uint64, error) {
 			if err := setJSON(txn, idKey('D', id), d); err != nil {
 				return err
 			}
+			d.ID = id
+			ds = append(ds, d)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("store: publish on %s: %w", n.Topic, err)
+		return Notification{}, nil, fmt.Errorf("store: publish on %s: %w", n.Topic, err)
 	}
-	return n.ID, nil
+	return n, ds, nil
 }
 
 // Deliveries calls fn for every owed delivery in the order they were queued.
@@ -185,15 +232,21 @@ func (s *Snap) Deliveries(fn func(Delivery) error) error {
 func (s *Snap) Notification(id uint64) (*Notification, error) {
 	n := &Notification{ID: id}
 	found, err := getJSON(s.txn, idKey('N', id), n)
-	if err != nil || !found {
-		return nil, err
+	if err == nil && found {
+		n.Pending, _, err = getPending(s.txn, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: notification %d: %w", id, err)
+	}
+	if !found {
+		return nil, nil
 	}
 	return n, nil
 }
 
 // UpdateDelivery records a failed attempt (attempts, next try, error).
 func (db *DB) UpdateDelivery(d Delivery) error {
-	err := db.bdb.Update(func(txn *badger.Txn) error {
+	err := db.updateHub(func(txn *badger.Txn) error {
 		if _, err := txn.Get(idKey('D', d.ID)); err != nil {
 			return err // gone (done or dropped) is an error the hub may ignore
 		}
@@ -208,7 +261,7 @@ func (db *DB) UpdateDelivery(d Delivery) error {
 // FinishDelivery removes a delivery that succeeded or was given up, and its
 // notification with its last delivery.
 func (db *DB) FinishDelivery(id uint64) error {
-	err := db.bdb.Update(func(txn *badger.Txn) error {
+	err := db.updateHub(func(txn *badger.Txn) error {
 		var d Delivery
 		found, err := getJSON(txn, idKey('D', id), &d)
 		if err != nil || !found {
@@ -217,19 +270,49 @@ func (db *DB) FinishDelivery(id uint64) error {
 		if err := txn.Delete(idKey('D', id)); err != nil {
 			return err
 		}
-		var n Notification
-		if found, err := getJSON(txn, idKey('N', d.Notification), &n); err != nil || !found {
+		pending, found, err := getPending(txn, d.Notification)
+		if err != nil || !found {
 			return err
 		}
-		if n.Pending--; n.Pending <= 0 {
+		if pending--; pending <= 0 {
+			if err := txn.Delete(idKey('P', d.Notification)); err != nil {
+				return err
+			}
 			return txn.Delete(idKey('N', d.Notification))
 		}
-		return setJSON(txn, idKey('N', d.Notification), n)
+		return setPending(txn, d.Notification, pending)
 	})
 	if err != nil {
 		return fmt.Errorf("store: finish delivery %d: %w", id, err)
 	}
 	return nil
+}
+
+func setPending(txn *badger.Txn, id uint64, n int) error {
+	return txn.Set(idKey('P', id), binary.BigEndian.AppendUint64(nil, uint64(n)))
+}
+
+// getPending reads the count of deliveries a notification still owes. A
+// notification stored before the count had its own key keeps it inside.
+func getPending(txn *badger.Txn, id uint64) (int, bool, error) {
+	it, err := txn.Get(idKey('P', id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		var n Notification
+		found, err := getJSON(txn, idKey('N', id), &n)
+		return n.Pending, found, err
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	var n int
+	err = it.Value(func(v []byte) error {
+		if len(v) != 8 {
+			return errCorrupt
+		}
+		n = int(binary.BigEndian.Uint64(v))
+		return nil
+	})
+	return n, err == nil, err
 }
 
 // Channel returns the notification state of a resource set (zero if none).
@@ -241,7 +324,7 @@ func (s *Snap) Channel(repo, prefix, set string) (Channel, error) {
 
 // PutChannel stores the notification state of a resource set.
 func (db *DB) PutChannel(repo, prefix, set string, c Channel) error {
-	err := db.bdb.Update(func(txn *badger.Txn) error { return setJSON(txn, key('C', repo, prefix, set), c) })
+	err := db.update(func(txn *badger.Txn) error { return setJSON(txn, key('C', repo, prefix, set), c) })
 	if err != nil {
 		return fmt.Errorf("store: channel %s/%s/%q: %w", repo, prefix, set, err)
 	}

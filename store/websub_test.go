@@ -1,7 +1,9 @@
 package store
 
 import (
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 )
@@ -65,5 +67,62 @@ func TestHubState(t *testing.T) {
 	db.PutChannel("r", "p", AllSet, ch)
 	if got, _ := begin(t, db).Channel("r", "p", AllSet); !reflect.DeepEqual(got, ch) {
 		t.Fatalf("channel %+v", got)
+	}
+
+	if got, err := begin(t, db).Subscription("http://t/1", "http://a/cb"); err != nil || got == nil || got.Lease != 600 || !got.Expires.Equal(now.Add(10*time.Minute)) {
+		t.Fatalf("subscription (t/1, a/cb) = %+v, %v", got, err)
+	}
+	if got, err := begin(t, db).Subscription("http://t/1", "http://b/cb"); err != nil || got != nil {
+		t.Fatalf("deleted subscription = %+v, %v", got, err)
+	}
+	n, ds2, err := db.PublishDeliveries(Notification{Topic: "http://t/2", Payload: []byte("<x/>"), Created: now}, []string{"http://a/cb", "http://c/cb"})
+	if err != nil || n.ID == 0 || n.Pending != 2 || len(ds2) != 2 {
+		t.Fatalf("PublishDeliveries = %+v, %+v, %v", n, ds2, err)
+	}
+	var stored []Delivery
+	begin(t, db).Deliveries(func(d Delivery) error { stored = append(stored, d); return nil })
+	if !reflect.DeepEqual(stored, ds2) {
+		t.Fatalf("PublishDeliveries returned %+v, the store holds %+v", ds2, stored)
+	}
+}
+
+// TestFinishDeliveriesConcurrently: the hub settles the deliveries of one
+// notification in parallel; every one of them decrements its Pending, so
+// their transactions conflict and must be retried, not fail.
+func TestFinishDeliveriesConcurrently(t *testing.T) {
+	db := openMem(t, nil)
+	cbs := make([]string, 64)
+	for i := range cbs {
+		cbs[i] = fmt.Sprintf("http://s%d/cb", i)
+	}
+	_, ds, err := db.PublishDeliveries(Notification{Topic: "http://t/1", Payload: []byte("<urlset/>")}, cbs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ds))
+	for w := range 16 {
+		wg.Go(func() {
+			for i := w; i < len(ds); i += 16 {
+				if i%2 == 0 {
+					d := ds[i]
+					d.Attempts = 1
+					if err := db.UpdateDelivery(d); err != nil {
+						errs <- err
+					}
+				}
+				if err := db.FinishDelivery(ds[i].ID); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n, _ := begin(t, db).Notification(ds[0].Notification); n != nil {
+		t.Fatalf("notification kept after its last delivery: %+v", n)
 	}
 }
