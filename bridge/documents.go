@@ -50,18 +50,34 @@ func (s *Server) sourceDescription(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// capabilityList lists the set's capabilities: the Resource List, the
+// Resource Dump once one is built, the Change List Index, and the Change Dump
+// (for sets that get dumps, resourcesync.dump_sets).
 func (s *Server) capabilityList(w http.ResponseWriter, r *http.Request, rs resourceSet) {
-	s.document(w, r, "no-cache")
-	if r.Method == http.MethodHead {
-		return
-	}
-	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.CapabilityList},
-		rsync.Link{Rel: "up", Href: s.sourceDescriptionURL()}, rsync.Link{Rel: "describedby", Href: rs.about()})
-	d.Write(rsync.Entry{Loc: rs.resourceList(), MD: &rsync.MD{Capability: rsync.ResourceList}})
-	d.Write(rsync.Entry{Loc: rs.changeListIndex(), MD: &rsync.MD{Capability: rsync.ChangeList}})
-	if err := d.Close(); err != nil {
-		s.abort(r, err)
-	}
+	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
+		var hasDump bool
+		if rs.dumped(s.cfg) {
+			dump, err := snap.ResourceDump(rs.repo.Name, rs.prefix, rs.set)
+			if err != nil {
+				return err
+			}
+			hasDump = dump != nil
+		}
+		if !begin("no-cache") {
+			return nil
+		}
+		d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.CapabilityList},
+			rsync.Link{Rel: "up", Href: s.sourceDescriptionURL()}, rsync.Link{Rel: "describedby", Href: rs.about()})
+		d.Write(rsync.Entry{Loc: rs.resourceList(), MD: &rsync.MD{Capability: rsync.ResourceList}})
+		if hasDump {
+			d.Write(rsync.Entry{Loc: rs.resourceDump(), MD: &rsync.MD{Capability: rsync.ResourceDump}})
+		}
+		d.Write(rsync.Entry{Loc: rs.changeListIndex(), MD: &rsync.MD{Capability: rsync.ChangeList}})
+		if rs.dumped(s.cfg) {
+			d.Write(rsync.Entry{Loc: rs.changeDump(), MD: &rsync.MD{Capability: rsync.ChangeDump}})
+		}
+		return d.Close()
+	})
 }
 
 // resourceEntry describes one live record: where rsbridge serves it, when its

@@ -46,6 +46,7 @@ type Harvester struct {
 	log      *slog.Logger
 	now      func() time.Time
 	progress func(Progress)
+	changed  func(repo, prefix string)
 	host     string
 
 	busy chan struct{} // holds a token while a harvest or reconciliation runs
@@ -83,6 +84,9 @@ type HarvesterOptions struct {
 	Now      func() time.Time // clock for first-seen times; events use the store's clock
 	// Client settings tests override (nil = real ones).
 	ClientOptions func(*oaipmh.Options)
+	// Changed is called after each committed page that made change events
+	// (the dumper and the notifier look for work); it must not block.
+	Changed func(repo, prefix string)
 }
 
 // UserAgent names rsbridge and, when configured, the operator's contact.
@@ -104,6 +108,9 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 	}
 	if o.Progress == nil {
 		o.Progress = func(Progress) {}
+	}
+	if o.Changed == nil {
+		o.Changed = func(string, string) {}
 	}
 	s := cfg.Resolved(repo)
 	log := o.Logger.With("repo", repo.Name)
@@ -138,7 +145,7 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 	if u, err := url.Parse(repo.BaseURL); err == nil {
 		host = u.Hostname()
 	}
-	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, host: host,
+	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, changed: o.Changed, host: host,
 		busy: make(chan struct{}, 1)}, nil
 }
 
@@ -379,6 +386,9 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 			return h.fail(res, "harvest", "commit page", err)
 		}
 		res.Counts.add(pc)
+		if pc.Created+pc.Updated+pc.Deleted > 0 {
+			h.changed(h.repo.Name, prefix)
+		}
 		h.progress(Progress{Repo: h.repo.Name, Prefix: prefix, Pages: res.Counts.Pages, Records: res.Counts.Records,
 			Total: page.Token.CompleteListSize, Elapsed: h.now().Sub(began), Done: page.Done()})
 		if page.Done() {

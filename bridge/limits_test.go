@@ -53,7 +53,7 @@ func limitsServer(t *testing.T, n, maxStreams int, idle time.Duration, ids []str
 	cfg.Repositories = []config.Repository{{Name: "demo", BaseURL: "https://repo.test/oai", MetadataPrefixes: []string{"oai_dc"}}}
 	cfg.SetDefaults()
 	logs := &syncBuf{}
-	s := NewServer(cfg, db, ServerOptions{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	s := NewServer(cfg, db, ServerOptions{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), DumpDir: t.TempDir()})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return srv, s, logs

@@ -68,6 +68,7 @@ other formats rsbridge serves; <code>describes</code> points to the landing page
 {{if .Set}}<li>A record that leaves this set (or one of its descendants) is reported as <code>deleted</code> in this set's Change Lists, and as
 <code>created</code> in the Change Lists of the set it joins; it stays available in the other sets it belongs to.</li>{{end}}
 <li>Deleted records answer <code>410 Gone</code>.</li>
+{{if .History}}<li>{{.History}}</li>{{end}}
 </ul>
 </body></html>{{end}}
 `))
@@ -148,6 +149,7 @@ func (s *Server) about(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 		Info                                              store.RepoInfo
 		SetInfo                                           store.SetInfo
 		Count                                             int
+		History                                           string
 	}{Repo: rs.repo.Name, Prefix: rs.prefix, Set: rs.set, BaseURL: rs.repo.BaseURL, CapabilityList: rs.capabilityList()}
 	data.Title = fmt.Sprintf("%s / %s / all records", rs.repo.Name, rs.prefix)
 	if rs.set != store.AllSet {
@@ -164,6 +166,10 @@ func (s *Server) about(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 			data.SetInfo = *si
 		}
 		data.Count, err = snap.Pages(rs.repo.Name, rs.prefix, rs.set, s.limit, func(int, string) error { return nil })
+		if err != nil {
+			return err
+		}
+		data.History, err = s.historyNote(snap, rs)
 		return err
 	})
 	if err != nil {

@@ -95,6 +95,9 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 		}
 		res.Counts.add(pc)
 		res.Counts.Pages++
+		if pc.Created+pc.Updated+pc.Deleted > 0 {
+			h.changed(h.repo.Name, prefix)
+		}
 		// Identifiers the store does not hold: fetch them.
 		for _, oid := range unknown {
 			if err := h.fetchOne(ctx, prefix, oid, &res.Counts); err != nil {
@@ -142,6 +145,7 @@ func (h *Harvester) finishReconcile(ctx context.Context, prefix string, listed, 
 		if err := h.deleteUnseen(ctx, prefix, &res.Counts); err != nil {
 			return h.fail(res, "reconcile", "delete unseen records", err)
 		}
+		h.changed(h.repo.Name, prefix)
 	}
 	log := h.log.With("prefix", prefix, "pass", "reconcile")
 	if err := h.db.ClearSeen(h.repo.Name, prefix); err != nil {
@@ -168,7 +172,11 @@ func (h *Harvester) fetchOne(ctx context.Context, prefix, oid string, counts *Co
 	if err := h.ingest(batch, counts, prefix, h.client.URL(nil)).record(rec); err != nil {
 		return err
 	}
-	return batch.Commit()
+	if err := batch.Commit(); err != nil {
+		return err
+	}
+	h.changed(h.repo.Name, prefix)
+	return nil
 }
 
 // deleteUnseen writes deleted events for unseen records, a few hundred per

@@ -22,6 +22,7 @@ import (
 // Server serves the store as a ResourceSync 1.1 source. Every document is read
 // from one store snapshot and streamed to the client entry by entry.
 type Server struct {
+	setCatalog
 	cfg   *config.Config
 	db    *store.DB
 	log   *slog.Logger
@@ -32,12 +33,14 @@ type Server struct {
 
 	streams   chan struct{} // one token per large document streaming now
 	writeIdle time.Duration
+	dumpDir   string
 }
 
 // ServerOptions are the optional parts of NewServer.
 type ServerOptions struct {
-	Logger *slog.Logger
-	Now    func() time.Time
+	Logger  *slog.Logger
+	Now     func() time.Time
+	DumpDir string // default DumpDir(cfg)
 }
 
 // NewServer builds a server over an open store. Change Lists are cut by the
@@ -49,9 +52,14 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) *Server {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Server{cfg: cfg, db: db, log: o.Logger, now: o.Now, base: strings.TrimRight(cfg.BaseURL, "/"),
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if o.DumpDir == "" {
+		o.DumpDir = DumpDir(cfg)
+	}
+	return &Server{setCatalog: setCatalog{cfg: cfg, db: db, base: base}, cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
 		limit: cfg.ResourceSync.PageLimit, pages: parsePages(),
-		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle)}
+		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle),
+		dumpDir: o.DumpDir}
 }
 
 const xmlType = "application/xml"
@@ -76,6 +84,9 @@ func (s *Server) Handler() http.Handler {
 		r.HandleFunc(set+"/resourcelist-{page:[0-9]+}.xml", s.streaming(s.withSet(s.resourceListPage))).Methods(get...)
 		r.HandleFunc(set+"/changelist.xml", s.withSet(s.changeListIndex)).Methods(get...)
 		r.HandleFunc(set+"/changelist-{list}.xml", s.streaming(s.withSet(s.changeList))).Methods(get...)
+		r.HandleFunc(set+"/resourcedump.xml", s.withSet(s.resourceDumpDoc)).Methods(get...)
+		r.HandleFunc(set+"/changedump.xml", s.withSet(s.changeDumpDoc)).Methods(get...)
+		r.HandleFunc(set+"/dump/{file}", s.streaming(s.withSet(s.dumpFileHandler))).Methods(get...)
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		httpError(w, http.StatusNotFound, "not found: "+clip(req.URL.Path, 200)+"\nstart at /.well-known/resourcesync")
@@ -131,41 +142,6 @@ func (s *Server) withSet(h func(http.ResponseWriter, *http.Request, resourceSet)
 		}
 		h(w, r, rs)
 	}
-}
-
-// published lists the setSpecs that get their own resource set: the configured
-// sets, or else every set ListSets reported.
-func (s *Server) published(ctx context.Context, repo config.Repository) ([]string, error) {
-	if len(repo.Sets) > 0 {
-		return repo.Sets, nil
-	}
-	var specs []string
-	err := s.db.View(ctx, func(snap *store.Snap) error {
-		sets, err := snap.Sets(repo.Name)
-		for _, si := range sets {
-			specs = append(specs, si.Spec)
-		}
-		return err
-	})
-	return specs, err
-}
-
-// resourceSets lists every resource set of every repository, in a stable order.
-func (s *Server) resourceSets(ctx context.Context) ([]resourceSet, error) {
-	var out []resourceSet
-	for _, repo := range s.cfg.Repositories {
-		specs, err := s.published(ctx, repo)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range repo.MetadataPrefixes {
-			out = append(out, resourceSet{repo: repo, prefix: p, set: store.AllSet, base: s.base})
-			for _, spec := range specs {
-				out = append(out, resourceSet{repo: repo, prefix: p, set: spec, base: s.base})
-			}
-		}
-	}
-	return out, nil
 }
 
 // fail answers an error that happened before anything was written.

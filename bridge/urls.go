@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -8,6 +9,60 @@ import (
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
+
+// setCatalog knows which resource sets a configuration publishes; the
+// server, the dumper and the notifier share it.
+type setCatalog struct {
+	cfg  *config.Config
+	db   *store.DB
+	base string
+}
+
+// published lists the setSpecs that get their own resource set: the configured
+// sets, or else every set ListSets reported.
+func (s setCatalog) published(ctx context.Context, repo config.Repository) ([]string, error) {
+	if len(repo.Sets) > 0 {
+		return repo.Sets, nil
+	}
+	var specs []string
+	err := s.db.View(ctx, func(snap *store.Snap) error {
+		sets, err := snap.Sets(repo.Name)
+		for _, si := range sets {
+			specs = append(specs, si.Spec)
+		}
+		return err
+	})
+	return specs, err
+}
+
+// resourceSets lists every resource set of every repository, in a stable order.
+func (s setCatalog) resourceSets(ctx context.Context) ([]resourceSet, error) {
+	var out []resourceSet
+	for _, repo := range s.cfg.Repositories {
+		specs, err := s.published(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range repo.MetadataPrefixes {
+			out = append(out, resourceSet{repo: repo, prefix: p, set: store.AllSet, base: s.base})
+			for _, spec := range specs {
+				out = append(out, resourceSet{repo: repo, prefix: p, set: spec, base: s.base})
+			}
+		}
+	}
+	return out, nil
+}
+
+// dumped reports whether the resource set gets Resource and Change Dumps.
+func (rs resourceSet) dumped(cfg *config.Config) bool {
+	switch cfg.ResourceSync.DumpSets {
+	case config.DumpAll:
+		return true
+	case config.DumpAllRecords:
+		return rs.set == store.AllSet
+	}
+	return false
+}
 
 // resourceSet is one (repository, metadata prefix, set) with its URLs. Set is
 // store.AllSet for all records.

@@ -32,6 +32,10 @@ const (
 	DefaultMaxBodyBytes     = 256 << 20
 	DefaultMaxRecordBytes   = 16 << 20
 	DefaultMaxEmptyPages    = 10
+	DefaultRetention        = 180 * 24 * time.Hour
+	DefaultDumpPackageBytes = 100 << 20
+	DefaultDumpInterval     = time.Hour
+	DefaultDumpGrace        = time.Hour
 	DefaultMaxStreams       = 16
 	DefaultWriteIdle        = 30 * time.Second
 )
@@ -99,7 +103,29 @@ type ResourceSync struct {
 	PageLimit int `yaml:"page_limit"`
 	// ChangeListPeriod is the time span covered by one Change List.
 	ChangeListPeriod time.Duration `yaml:"changelist_period"`
+	// Retention is how long change history is kept: change events, closed
+	// Change Lists and Change Dumps older than it are pruned. 0 keeps it
+	// forever.
+	Retention time.Duration `yaml:"retention"`
+	// DumpSets selects the resource sets that get Resource and Change Dumps:
+	// "all" (every resource set), "all-records" (only the all-records set of
+	// each repository and format) or "none".
+	DumpSets string `yaml:"dump_sets"`
+	// DumpPackageBytes caps one ZIP package of a Resource Dump (a package
+	// also holds at most 50,000 resources).
+	DumpPackageBytes int64 `yaml:"dump_package_bytes"`
+	// DumpInterval is the shortest time between two Resource Dumps of a set.
+	DumpInterval time.Duration `yaml:"dump_interval"`
+	// DumpGrace is how long a superseded dump package stays downloadable.
+	DumpGrace time.Duration `yaml:"dump_grace"`
 }
+
+// Dump set selections (ResourceSync.DumpSets).
+const (
+	DumpAll        = "all"
+	DumpAllRecords = "all-records"
+	DumpNone       = "none"
+)
 
 // Repository is one OAI-PMH endpoint to harvest.
 type Repository struct {
@@ -267,6 +293,11 @@ func Default() *Config {
 		ResourceSync: ResourceSync{
 			PageLimit:        DefaultPageLimit,
 			ChangeListPeriod: DefaultChangeListPeriod,
+			Retention:        DefaultRetention,
+			DumpSets:         DumpAll,
+			DumpPackageBytes: DefaultDumpPackageBytes,
+			DumpInterval:     DefaultDumpInterval,
+			DumpGrace:        DefaultDumpGrace,
 		},
 		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle},
 	}

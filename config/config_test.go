@@ -50,6 +50,11 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 		ResourceSync: ResourceSync{
 			PageLimit:        50000,
 			ChangeListPeriod: 24 * time.Hour,
+			Retention:        180 * 24 * time.Hour,
+			DumpSets:         "all",
+			DumpPackageBytes: 100 << 20,
+			DumpInterval:     time.Hour,
+			DumpGrace:        time.Hour,
 		},
 		Server: Server{MaxStreams: 16, WriteIdle: 30 * time.Second},
 		Repositories: []Repository{{

@@ -55,6 +55,24 @@ func (c *Config) Validate() error {
 	if c.Store.GCInterval < minGCInterval {
 		p.addf("store.gc_interval", "must be >= %s (got %s)", fmtDuration(minGCInterval), fmtDuration(c.Store.GCInterval))
 	}
+	rs := c.ResourceSync
+	if rs.Retention != 0 && rs.Retention < rs.ChangeListPeriod {
+		p.addf("resourcesync.retention", "must be 0 (keep forever) or at least changelist_period %s (got %s)", fmtDuration(rs.ChangeListPeriod), fmtDuration(rs.Retention))
+	}
+	switch rs.DumpSets {
+	case DumpAll, DumpAllRecords, DumpNone:
+	default:
+		p.addf("resourcesync.dump_sets", "must be one of %s, %s, %s (got %q)", DumpAll, DumpAllRecords, DumpNone, rs.DumpSets)
+	}
+	if rs.DumpPackageBytes < 1<<20 {
+		p.addf("resourcesync.dump_package_bytes", "must be >= %d (got %d)", 1<<20, rs.DumpPackageBytes)
+	}
+	if rs.DumpInterval < time.Minute {
+		p.addf("resourcesync.dump_interval", "must be >= 1m (got %s)", fmtDuration(rs.DumpInterval))
+	}
+	if rs.DumpGrace < 0 {
+		p.addf("resourcesync.dump_grace", "must be >= 0 (got %s)", fmtDuration(rs.DumpGrace))
+	}
 	if c.Server.MaxStreams < 1 {
 		p.addf("server.max_streams", "must be >= 1 (got %d)", c.Server.MaxStreams)
 	}

@@ -97,6 +97,9 @@ func (b *Batch) Apply(next *Record, metadata []byte, ev *Event) error {
 			return err
 		}
 		next.Modified, next.Seq = ev.Time, ev.Seq
+		if err := b.keepVersion(next, metadata, ev.Seq); err != nil {
+			return err
+		}
 	}
 	if err := b.put(next, metadata); err != nil {
 		return err

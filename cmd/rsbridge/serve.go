@@ -85,7 +85,8 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 		return err
 	}
 	defer db.Close()
-	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log})
+	dumper := bridge.NewDumper(cfg, db, bridge.DumperOptions{Logger: log})
+	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log, Changed: func(string, string) { dumper.Changed() }})
 	if err != nil {
 		return err
 	}
@@ -111,6 +112,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	sched.Start()
+	dumpCtx, stopDumps := context.WithCancel(context.Background())
+	dumpsDone := make(chan struct{})
+	go func() { defer close(dumpsDone); dumper.Run(dumpCtx) }()
 	fmt.Fprintf(stdout, "rsbridge %s listening on http://%s\nSource Description: %s/.well-known/resourcesync\n", bridge.Version, ln.Addr(), cfg.BaseURL)
 
 	var serveErr error
@@ -128,6 +132,8 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	if err := sched.Stop(shut); err != nil {
 		log.Warn("scheduler shutdown", "err", err)
 	}
+	stopDumps() // a build in progress stops and leaves no listed file behind
+	<-dumpsDone
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}
