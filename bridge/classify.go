@@ -24,6 +24,7 @@ const (
 	tombstone                // deleted on first sight: stored, no event
 	stale                    // an older datestamp than the stored one: ignored
 	fetch                    // reconciliation listed an identifier the store lacks
+	quarantined              // the decoder could not use the record (oaipmh.RecordError)
 )
 
 // decision is what to do about one record: the state to store (nil: nothing),
@@ -54,6 +55,11 @@ type decision struct {
 // first-seen time of a new record.
 func classify(old *store.Record, rec *oaipmh.Record, host string, now time.Time) decision {
 	h := rec.Header
+	if rec.Err != nil && !(h.Deleted && h.Identifier != "") {
+		// A deleted record needs only its header; anything else the decoder
+		// could not use waits in quarantine.
+		return decision{outcome: quarantined, why: rec.Err.Reason}
+	}
 	switch {
 	case h.Identifier == "":
 		return decision{outcome: skipped, why: "record without identifier"}
@@ -197,6 +203,12 @@ type Counts struct {
 	Tombstones int64 `json:"tombstones"` // deleted on first sight: stored, no event
 	Stale      int64 `json:"stale"`      // older datestamp than the stored one: ignored
 	Skipped    int64 `json:"skipped"`    // unusable records (no identifier, no metadata)
+	// Quarantined records could not be used (malformed, too large, a bad
+	// identifier); Repaired ones were stored after a safe repair (U+FFFD);
+	// BadDatestamps had no usable datestamp.
+	Quarantined   int64 `json:"quarantined"`
+	Repaired      int64 `json:"repaired"`
+	BadDatestamps int64 `json:"bad_datestamps"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -209,6 +221,9 @@ func (c *Counts) add(o Counts) {
 	c.Tombstones += o.Tombstones
 	c.Stale += o.Stale
 	c.Skipped += o.Skipped
+	c.Quarantined += o.Quarantined
+	c.Repaired += o.Repaired
+	c.BadDatestamps += o.BadDatestamps
 }
 
 // count tallies one decision (fetch is counted when the fetched record is).
@@ -228,5 +243,7 @@ func (c *Counts) count(o outcome) {
 		c.Tombstones++
 	case stale:
 		c.Stale++
+	case quarantined:
+		c.Quarantined++
 	}
 }

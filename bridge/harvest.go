@@ -323,7 +323,7 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 			return h.fail(res, "harvest", "open batch", err)
 		}
 		var pc Counts
-		in := h.ingest(batch, &pc, prefix, h.client.URL(nil))
+		in := h.ingest(batch, &pc, prefix, h.client.RequestURL("ListRecords", q))
 		page, err := h.client.ListRecords(ctx, q, in.record)
 		if err == nil {
 			err = guard.Check(q.Token, page)
@@ -362,6 +362,7 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 			cp.SeqListSize = page.Token.CompleteListSize
 		}
 		pc.Pages = 1
+		pc.BadDatestamps = int64(page.BadDatestamps)
 		if page.Done() {
 			if short := cp.SeqListSize - cp.SeqRecords; short > 0 && (cp.SeqResumed || cp.SeqGuarded) {
 				// A list that was resumed, or stopped by a guard, ended short
@@ -394,10 +395,78 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 		if page.Done() {
 			log.Info("list complete", "pages", res.Counts.Pages, "records", res.Counts.Records, "created", res.Counts.Created,
 				"updated", res.Counts.Updated, "deleted", res.Counts.Deleted, "next_from", fmtTime(cp.HighWater.Add(-gran.Unit()), gran))
+			if n := res.Counts.BadDatestamps; n > 0 {
+				log.Warn("records without a usable datestamp (kept as sent, shown without one)", "count", n)
+			}
+			if err := h.retryQuarantine(ctx, prefix, &res.Counts); err != nil {
+				log.Warn("cannot retry quarantined records", "err", err)
+			}
 			return res
 		}
 		q = oaipmh.Query{Token: page.Token.Value}
 	}
+}
+
+// maxQuarantineRetries bounds the GetRecord requests one run spends on
+// quarantined records (the repository's politeness delay applies to each).
+const maxQuarantineRetries = 100
+
+// retryQuarantine fetches quarantined records again, one GetRecord each: a
+// record that now parses is applied and released, one that is gone is
+// released, one still broken stays (its count and time move on).
+func (h *Harvester) retryQuarantine(ctx context.Context, prefix string, counts *Counts) error {
+	var ids []string
+	err := h.db.View(ctx, func(s *store.Snap) error {
+		_, err := s.Quarantine(h.repo.Name, prefix, maxQuarantineRetries, func(q store.Quarantined) error {
+			ids = append(ids, q.Identifier)
+			return nil
+		})
+		return err
+	})
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	// What the retries do counts, except finding the same records unusable
+	// again (the list already counted them).
+	var rc Counts
+	defer func() { rc.Quarantined = 0; counts.add(rc) }()
+	released := 0
+	for _, id := range ids {
+		rec, err := h.client.GetRecord(ctx, id, prefix)
+		gone := oaipmh.IsCode(err, oaipmh.IDDoesNotExist)
+		var re *oaipmh.RecordError
+		if err != nil && !gone && !errors.As(err, &re) {
+			return err // the repository is not answering: try next run
+		}
+		batch, err := h.db.NewBatch(h.repo.Name, prefix)
+		if err != nil {
+			return err
+		}
+		in := h.ingest(batch, &rc, prefix, h.client.URL(url.Values{"verb": {"GetRecord"}, "identifier": {id}, "metadataPrefix": {prefix}}))
+		switch {
+		case gone:
+			err = batch.Release(id)
+		case re != nil:
+			err = in.quarantine(id, re)
+		default:
+			if err = in.record(rec); err == nil && rec.Err == nil {
+				err = batch.Release(id)
+				released++
+			}
+		}
+		if err == nil {
+			err = batch.Commit()
+		}
+		batch.Discard()
+		if err != nil {
+			return err
+		}
+	}
+	if released > 0 {
+		h.log.Info("quarantined records now usable", "prefix", prefix, "released", released)
+		h.changed(h.repo.Name, prefix)
+	}
+	return nil
 }
 
 // completed closes a finished list: the next incremental harvest starts at the

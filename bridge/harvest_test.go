@@ -351,8 +351,8 @@ func brokenPage(nth int) fault {
 		w.Header().Set("Content-Type", "text/xml")
 		fmt.Fprint(w, `<?xml version="1.0"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2024-06-01T12:00:00Z</responseDate><ListRecords>
 <record><header><identifier>oai:broken:1</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header><metadata><x xmlns="urn:x">ok</x></metadata></record>
-<record><header><identifier>oai:broken:2</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header><metadata><x xmlns="urn:x"><y></x></metadata></record>
-</ListRecords></OAI-PMH>`)
+<record><header><identifier>oai:broken:2</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header><metadata><x xmlns="urn:x">ok</x></metadata></record>
+</ListRecord></OAI-PMH>`) // the envelope is broken: the page cannot be trusted
 		return true
 	}
 }
@@ -363,7 +363,7 @@ func TestBrokenPageMidList(t *testing.T) {
 	e := newEnv(t, oaiserver.Options{Records: 100, PageSize: 10})
 	e.faults.set(brokenPage(3)) // the 4th page
 	_, err := e.harvest(false)
-	if err == nil || !strings.Contains(err.Error(), "harvest demo oai_dc: list records (page 4)") || !strings.Contains(err.Error(), "closed by </x>") || !strings.Contains(err.Error(), e.srv.URL) {
+	if err == nil || !strings.Contains(err.Error(), "harvest demo oai_dc: list records (page 4)") || !strings.Contains(err.Error(), "stray markup between the records") || !strings.Contains(err.Error(), e.srv.URL) {
 		t.Fatalf("got %v", err)
 	}
 	if r, _ := peek(e.db).Record("demo", "oai_dc", "oai:broken:1"); r != nil {
@@ -732,4 +732,31 @@ func TestGuardThenResumeKeepsHighWater(t *testing.T) {
 		t.Fatalf("the third run was not a full list: %+v", cp)
 	}
 	e.assertMirror("oai_dc")
+}
+
+// TestReconcileRefusesWithUnreadableHeaders: a pass that listed a header it
+// could not read (no usable identifier) deletes nothing: the record it names
+// may be one of those not seen.
+func TestReconcileRefusesWithUnreadableHeaders(t *testing.T) {
+	e := newEnv(t, oaiserver.Options{Records: 30, PageSize: 10, DeletedRecord: "transient"})
+	e.mustHarvest()
+	before, _ := peek(e.db).Counter("demo", "oai_dc")
+	e.up.Delete(3, e.upClock.now())
+	e.faults.set(func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		if r.URL.Query().Get("verb") != "ListIdentifiers" || r.URL.Query().Get("resumptionToken") != "" {
+			return false
+		}
+		xmlResponse(w, 200, `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2024-06-01T12:00:00Z</responseDate><ListIdentifiers>`+
+			`<header><identifier>`+html.EscapeString(e.up.Identifier(1))+`</identifier><datestamp>2020-01-01T00:00:00Z</datestamp></header>`+
+			"<header><identifier>oai:bad:\xff</identifier><datestamp>2020-01-01T00:00:00Z</datestamp></header>"+
+			`</ListIdentifiers></OAI-PMH>`)
+		return true
+	})
+	_, err := e.harvester().Reconcile(context.Background(), ReconcileOptions{})
+	if err == nil || !strings.Contains(err.Error(), "1 listed headers could not be read") {
+		t.Fatalf("got %v", err)
+	}
+	if ctr, _ := peek(e.db).Counter("demo", "oai_dc"); ctr.Live != before.Live || ctr.Deleted != before.Deleted {
+		t.Fatalf("records were deleted: %+v, before %+v", ctr, before)
+	}
 }

@@ -3,6 +3,7 @@ package bridge
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/rsbridge/rsbridge/oaipmh"
@@ -19,6 +20,8 @@ type ingest struct {
 	host   string // the repository's host, preferred for landing pages
 	now    func() time.Time
 	maxDS  time.Time // newest datestamp seen
+	// unidentified counts quarantined items without a usable identifier.
+	unidentified int
 }
 
 // ingest starts the write side of a batch of (repository, prefix).
@@ -37,20 +40,56 @@ func (in *ingest) record(rec *oaipmh.Record) error {
 		}
 	}
 	d := classify(old, rec, in.host, in.now().UTC())
+	switch {
+	case d.outcome == quarantined:
+		return in.quarantine(rec.Header.Identifier, rec.Err)
+	case len(rec.Repairs) > 0 && d.outcome != skipped:
+		// The stored bytes, and the hashes published for them, differ from
+		// what the repository sent: say so.
+		in.counts.Repaired++
+		in.log.Warn("record repaired before storing", "url", in.url, "oai_id", rec.Header.Identifier, "repairs", strings.Join(rec.Repairs, "; "))
+	}
 	if ds := rec.Header.Datestamp; d.outcome != skipped && ds.After(in.maxDS) {
 		in.maxDS = ds
 	}
 	return in.apply(d, rec.Header.Identifier)
 }
 
+// quarantine notes a record the decoder could not use: counted, logged with
+// the request and the reason, and kept in the store (when it has an
+// identifier) so later runs fetch it again.
+func (in *ingest) quarantine(id string, e *oaipmh.RecordError) error {
+	in.counts.Quarantined++
+	in.log.Warn("record quarantined: skipped, the harvest goes on", "url", in.url, "oai_id", e.Identifier, "reason", e.Reason)
+	if id == "" {
+		in.unidentified++
+		return nil
+	}
+	now := in.now().UTC()
+	return in.batch.Quarantine(store.Quarantined{Identifier: id, Reason: e.Reason, URL: in.url, First: now, Last: now})
+}
+
 // listed marks one header of a reconciliation pass as seen and applies what it
 // shows; it reports whether the record must be fetched.
 func (in *ingest) listed(hd *oaipmh.Header) (needFetch bool, err error) {
+	if hd.Err != nil && hd.Identifier == "" {
+		// Some record was listed but cannot be named: deleting what the
+		// pass did not see is no longer safe (finishReconcile refuses).
+		in.counts.Quarantined++
+		in.unidentified++
+		in.log.Warn("listed header quarantined", "url", in.url, "oai_id", hd.Err.Identifier, "reason", hd.Err.Reason)
+		return false, nil
+	}
 	if hd.Identifier == "" {
 		return false, nil
 	}
 	if err := in.batch.MarkSeen(hd.Identifier); err != nil {
 		return false, err
+	}
+	if hd.Err != nil {
+		in.counts.Quarantined++
+		in.log.Warn("listed header quarantined (marked seen)", "url", in.url, "oai_id", hd.Identifier, "reason", hd.Err.Reason)
+		return false, nil
 	}
 	old, err := in.batch.Get(hd.Identifier)
 	if err != nil {

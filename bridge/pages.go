@@ -36,10 +36,14 @@ Destinations start at the <a href="{{.SourceDescription}}">Source Description</a
 <p>OAI-PMH endpoint <code>{{.BaseURL}}</code>; deletedRecord <code>{{or .Info.DeletedRecord "?"}}</code>, granularity <code>{{or .Info.Granularity "?"}}</code>.<br>
 Last harvest: {{time .Info.LastHarvest}}{{if .Info.LastHarvest.IsZero}}{{else if .Info.LastHarvestOK}} (ok){{else}} <span class="err">(failed: {{.Info.LastError}})</span>{{end}};
 last reconciliation: {{time .Info.LastReconcile}}.</p>
-<table><tr><th>format</th><th>live records</th><th>deleted</th><th>changes</th><th>resource sets</th></tr>
-{{range .Prefixes}}<tr><td><code>{{.Prefix}}</code></td><td>{{.Counter.Live}}</td><td>{{.Counter.Deleted}}</td><td>{{.Counter.Seq}}</td>
+<table><tr><th>format</th><th>live records</th><th>deleted</th><th>changes</th><th>quarantined</th><th>resource sets</th></tr>
+{{range .Prefixes}}<tr><td><code>{{.Prefix}}</code></td><td>{{.Counter.Live}}</td><td>{{.Counter.Deleted}}</td><td>{{.Counter.Seq}}</td><td>{{.Quarantined}}</td>
 <td>{{range .Sets}}<a href="{{.CapabilityList}}">{{.Label}}</a> (<a href="{{.About}}">about</a>)<br>{{end}}</td></tr>
 {{end}}</table>
+{{range .Prefixes}}{{if .Held}}<p>Quarantined <code>{{.Prefix}}</code> records (skipped, fetched again by every harvest){{if gt .Quarantined (len .Held)}}, the first {{len .Held}} of {{.Quarantined}}{{end}}:</p>
+<table><tr><th>identifier</th><th>reason</th><th>since</th><th>times</th></tr>
+{{range .Held}}<tr><td><code>{{.Identifier}}</code></td><td>{{.Reason}}</td><td>{{time .First}}</td><td>{{.Times}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 {{end}}</body></html>{{end}}
 
 {{define "about"}}{{template "head" .Title}}</head><body>
@@ -77,9 +81,11 @@ other formats rsbridge serves; <code>describes</code> points to the landing page
 type homeSet struct{ Label, CapabilityList, About string }
 
 type homePrefix struct {
-	Prefix  string
-	Counter store.Counter
-	Sets    []homeSet
+	Prefix      string
+	Counter     store.Counter
+	Sets        []homeSet
+	Quarantined int
+	Held        []store.Quarantined // the first few
 }
 
 type homeRepo struct {
@@ -114,6 +120,14 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 					return err
 				}
 				hp := homePrefix{Prefix: p, Counter: c}
+				hp.Quarantined, err = snap.Quarantine(repo.Name, p, 20, func(q store.Quarantined) error {
+					q.Identifier = clip(q.Identifier, 200)
+					hp.Held = append(hp.Held, q)
+					return nil
+				})
+				if err != nil {
+					return err
+				}
 				for _, rs := range sets {
 					if rs.repo.Name == repo.Name && rs.prefix == p {
 						label := "all records"

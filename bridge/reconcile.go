@@ -62,13 +62,14 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 	q := oaipmh.Query{MetadataPrefix: prefix, Granularity: id.Granularity}
 	guard := oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
 	var listed, firstSize int64
+	unidentified := 0
 	for {
 		batch, err := h.db.NewBatch(h.repo.Name, prefix)
 		if err != nil {
 			return h.fail(res, "reconcile", "open batch", err)
 		}
 		var pc Counts
-		in := h.ingest(batch, &pc, prefix, h.client.URL(nil))
+		in := h.ingest(batch, &pc, prefix, h.client.RequestURL("ListIdentifiers", q))
 		var unknown []string
 		page, err := h.client.ListIdentifiers(ctx, q, func(hd *oaipmh.Header) error {
 			if hd.Identifier != "" {
@@ -95,6 +96,7 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 		}
 		res.Counts.add(pc)
 		res.Counts.Pages++
+		unidentified += in.unidentified
 		if pc.Created+pc.Updated+pc.Deleted > 0 {
 			h.changed(h.repo.Name, prefix)
 		}
@@ -108,6 +110,9 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 			break
 		}
 		q = oaipmh.Query{Token: page.Token.Value}
+	}
+	if unidentified > 0 && !opts.Force {
+		return h.fail(res, "reconcile", "safety limit", fmt.Errorf("%w: %d listed headers could not be read, so records not seen may still exist; nothing was deleted (rsbridge reconcile -force deletes anyway)", ErrReconcileRefused, unidentified))
 	}
 	return h.finishReconcile(ctx, prefix, listed, firstSize, opts, res)
 }

@@ -1,7 +1,3 @@
-// Package oaipmh is an OAI-PMH 2.0 harvesting client: requests with retries,
-// backoff and Retry-After, a streaming record decoder that never holds a page in
-// memory, typed protocol errors, and resumption-token guards. It knows nothing of
-// storage.
 package oaipmh
 
 import (
@@ -51,10 +47,18 @@ type Options struct {
 	BackoffBase    time.Duration     // default 2s
 	BackoffMax     time.Duration     // default 5m
 	MaxRetryAfter  time.Duration     // cap on Retry-After, default 1h
-	MaxBodyBytes   int64             // default 256 MiB
-	MaxRecordBytes int               // largest single record, default 64 MiB
-	Transport      http.RoundTripper // default: a fresh transport with TLS verification on
-	Logger         *slog.Logger
+	MaxBodyBytes   int64             // default 256 MiB, applies after gzip too
+	// MaxRecordBytes is the largest record, default 16 MiB; a larger record is
+	// quarantined. It also bounds every single token (text, tag, comment) outside
+	// the records, so decoding memory depends on it, not on the repository.
+	MaxRecordBytes int
+	// MaxIdentifierBytes is the longest identifier (and setSpec), default 8192,
+	// at most 30000; a record with a longer one is quarantined. Badger keys are
+	// limited to 65,000 bytes and rsbridge's keys hold the repository name, the
+	// metadata prefix, a setSpec and the identifier, so both must stay well below.
+	MaxIdentifierBytes int
+	Transport          http.RoundTripper // default: a fresh transport with TLS verification on
+	Logger             *slog.Logger
 	// Sleep waits d or until ctx is done; tests replace it. Default: a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
@@ -92,7 +96,13 @@ func NewClient(opts Options) (*Client, error) {
 		opts.MaxBodyBytes = 256 << 20
 	}
 	if opts.MaxRecordBytes <= 0 {
-		opts.MaxRecordBytes = 64 << 20
+		opts.MaxRecordBytes = defaultMaxRecordBytes
+	}
+	if opts.MaxIdentifierBytes <= 0 {
+		opts.MaxIdentifierBytes = defaultMaxIdentifierBytes
+	}
+	if opts.MaxIdentifierBytes > maxIdentifierBytesCap {
+		return nil, fmt.Errorf("repository %s: max_identifier_bytes %d is above %d: Badger keys are limited to 65,000 bytes and hold a setSpec and the identifier (lower max_identifier_bytes)", opts.Repository, opts.MaxIdentifierBytes, maxIdentifierBytesCap)
 	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = "rsbridge"
@@ -277,7 +287,7 @@ func (c *Client) once(parent context.Context, u string, consume consumer) (err e
 		var es Errors
 		var he handlerError
 		switch {
-		case errors.As(err, &he), errors.As(err, &fe), errors.As(err, &es), errors.Is(err, ErrBodyTooLarge), errors.As(err, new(*GuardError)):
+		case errors.As(err, &he), errors.As(err, &fe), errors.As(err, &es), errors.Is(err, ErrBodyTooLarge), errors.As(err, new(*GuardError)), errors.As(err, new(*RecordError)):
 			return err, 0, false
 		}
 		return err, 0, true // the body broke off: network

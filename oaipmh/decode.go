@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Namespace is the OAI-PMH 2.0 namespace.
@@ -16,11 +17,16 @@ const Namespace = "http://www.openarchives.org/OAI/2.0/"
 
 // Header is a record header.
 type Header struct {
-	Identifier   string
-	Datestamp    time.Time // zero when DatestampRaw did not parse
+	Identifier   string    // "" when missing, or when unusable (then Err says why)
+	Datestamp    time.Time // zero when DatestampRaw is missing or did not parse (and for 0001-01-01T00:00:00Z)
 	DatestampRaw string
 	SetSpecs     []string
 	Deleted      bool
+	// Err is set on a ListIdentifiers header that cannot be used (see
+	// RecordError); the fields above are then as far as they were read, and
+	// Identifier is empty if the identifier itself is the problem. Records of
+	// ListRecords and GetRecord report problems in Record.Err instead.
+	Err *RecordError
 }
 
 // Record is one harvested record. Metadata is the child of <metadata> as a
@@ -32,6 +38,54 @@ type Record struct {
 	Header            Header
 	Metadata          []byte
 	MetadataNamespace string // namespace URI of the metadata root element
+	// Err is non-nil when the record is quarantined: it could not be used (see
+	// RecordError). Metadata is then nil and Header is as far as it was read, with
+	// an empty Identifier if the identifier itself is the problem.
+	Err *RecordError
+	// Repairs lists the safe repairs made to the record's bytes, one line per
+	// kind with its count, e.g. "3 invalid UTF-8 sequences replaced by U+FFFD".
+	// When it is not empty, Metadata differs from what the repository sent.
+	Repairs []string
+}
+
+// RecordError describes a record (or a ListIdentifiers header) that was
+// quarantined: a problem confined to it — bad bytes in the header, malformed XML,
+// an identifier too long to be a key, a record larger than MaxRecordBytes — so the
+// rest of the page was still harvested.
+type RecordError struct {
+	Identifier string // as far as it was read ("" if unknown), shortened for messages
+	Offset     int64  // byte offset of the record in the (decompressed) body
+	Reason     string // what is wrong, e.g. "invalid UTF-8 in the identifier"
+}
+
+// Error names the record, says why it was skipped and what can be done.
+func (e *RecordError) Error() string {
+	what := "record"
+	if e.Identifier != "" {
+		what = fmt.Sprintf("record %q", e.Identifier)
+	}
+	hint := "ask the repository to fix the record"
+	switch {
+	case strings.Contains(e.Reason, "max_record_bytes"):
+		hint = "raise max_record_bytes to harvest it"
+	case strings.Contains(e.Reason, "max_identifier_bytes"):
+		hint = "ask the repository to shorten it; max_identifier_bytes can be raised up to 30000"
+	}
+	return fmt.Sprintf("%s at byte %d of the response skipped: %s (%s)", what, e.Offset, e.Reason, hint)
+}
+
+// readableID shortens an identifier for messages.
+func readableID(s string) string {
+	const max = 200
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }
 
 // ResumptionToken is the flow-control element of a list response.
@@ -51,8 +105,29 @@ type response struct {
 	token           *ResumptionToken
 	count           int
 	stripped        int
+	quarantined     int
+	repaired        int
+	badDatestamps   int
 	warnings        []string
+	moreWarnings    int
 }
+
+// warn keeps the first maxWarnings warnings and counts the rest.
+func (r *response) warn(w string) {
+	if len(r.warnings) < maxWarnings {
+		r.warnings = append(r.warnings, w)
+		return
+	}
+	r.moreWarnings++
+}
+
+// maxErrors caps the error elements kept from one response, maxWarnings its
+// warnings, maxSetSpecs the setSpecs of one header (more quarantine it).
+const (
+	maxErrors   = 100
+	maxWarnings = 20
+	maxSetSpecs = 1000
+)
 
 type nsDecl struct{ prefix, uri string }
 
@@ -61,18 +136,37 @@ type frame struct {
 	decls []nsDecl
 }
 
+const (
+	defaultMaxRecordBytes     = 16 << 20
+	defaultMaxIdentifierBytes = 8192
+	maxIdentifierBytesCap     = 30000
+)
+
 // decoder walks an OAI-PMH response as a token stream, checking nesting itself
 // (RawToken does not) and tracking namespace scopes, so it can resolve names and
-// make metadata standalone.
+// make metadata standalone. The envelope is read by env, over the scanner; each
+// list item the scanner cut out is read by rd, over the item's bytes (scan.go
+// explains why).
 type decoder struct {
-	d     *xml.Decoder
-	rr    *rawReader
-	stack []frame
+	sc        *scanner
+	env       *xml.Decoder
+	cur       *xml.Decoder // env, or rd while an item is read
+	stack     []frame
+	maxRecord int
+	maxID     int
+
+	src    byteSrc
+	rd     *xml.Decoder
+	rdOK   bool // rd stopped cleanly after its last item and can read the next
+	rdBase int64
 }
 
 func newDecoder(r io.Reader, maxRecord int) *decoder {
-	rr := newRawReader(r, maxRecord)
-	d := xml.NewDecoder(rr)
+	if maxRecord <= 0 {
+		maxRecord = defaultMaxRecordBytes
+	}
+	sc := newScanner(newRawReader(r), maxRecord)
+	d := xml.NewDecoder(sc)
 	d.Strict = true
 	d.CharsetReader = func(label string, input io.Reader) (io.Reader, error) {
 		l := strings.ToLower(strings.TrimSpace(label))
@@ -81,15 +175,27 @@ func newDecoder(r io.Reader, maxRecord int) *decoder {
 		}
 		return nil, fmt.Errorf("unsupported encoding %q (OAI-PMH requires UTF-8)", label)
 	}
-	return &decoder{d: d, rr: rr}
+	return &decoder{sc: sc, env: d, cur: d, maxRecord: maxRecord, maxID: defaultMaxIdentifierBytes}
 }
 
-// next returns the next token and the decoder offset at which it starts.
+// offset is the position of the token reader: in the item while one is read.
+func (p *decoder) offset() int64 {
+	if p.cur == p.rd {
+		return p.rd.InputOffset() - p.rdBase
+	}
+	return p.env.InputOffset()
+}
+
+// next returns the next token and the offset at which it starts.
 func (p *decoder) next() (xml.Token, int64, error) {
-	off := p.d.InputOffset()
-	tok, err := p.d.RawToken()
+	off := p.offset()
+	tok, err := p.cur.RawToken()
 	if err == io.EOF && len(p.stack) > 0 {
-		return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("unexpected EOF: <%s> is not closed (truncated body?)", qname(p.stack[len(p.stack)-1].name)), Line: p.line()}
+		top := qname(p.stack[len(p.stack)-1].name)
+		if p.cur == p.rd {
+			return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("<%s> is not closed", top)}
+		}
+		return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("unexpected EOF: <%s> is not closed (truncated body?)", top), Line: p.line()}
 	}
 	if err != nil {
 		return nil, off, err
@@ -120,7 +226,7 @@ func (p *decoder) next() (xml.Token, int64, error) {
 }
 
 func (p *decoder) line() int {
-	l, _ := p.d.InputPos()
+	l, _ := p.cur.InputPos()
 	return l
 }
 
@@ -169,11 +275,12 @@ func (p *decoder) skip() error {
 }
 
 // text reads the character data of the element just started, skipping children.
+// It holds at most MaxRecordBytes.
 func (p *decoder) text() (string, error) {
 	depth := len(p.stack)
 	var b strings.Builder
 	for {
-		tok, _, err := p.next()
+		tok, off, err := p.next()
 		if err != nil {
 			return "", err
 		}
@@ -181,6 +288,9 @@ func (p *decoder) text() (string, error) {
 			return b.String(), nil
 		}
 		if cd, ok := tok.(xml.CharData); ok && len(p.stack) == depth {
+			if b.Len()+len(cd) > p.maxRecord {
+				return "", &tokenTooLargeError{off: off, max: p.maxRecord}
+			}
 			b.Write(cd)
 		}
 	}
@@ -201,13 +311,17 @@ type handlers struct {
 	header func(*Header) error
 }
 
-// decode reads one whole response. Syntax errors are returned as *FormatError with
-// the first bytes of the body; errors returned by handlers come back as handlerError;
+// decode reads one whole response. Problems in the envelope are returned as
+// *FormatError with the first bytes of the body; problems inside one record only
+// quarantine that record. Errors returned by handlers come back as handlerError;
 // anything else is a transport error from the body.
 func (p *decoder) decode(h handlers) (*response, error) {
 	resp := &response{}
 	err := p.decodeEnvelope(resp, h)
-	resp.stripped = p.rr.stripped
+	resp.stripped += p.sc.stripped
+	if resp.moreWarnings > 0 {
+		resp.warnings = append(resp.warnings, fmt.Sprintf("and %d more warnings", resp.moreWarnings))
+	}
 	if err == nil {
 		return resp, nil
 	}
@@ -219,13 +333,18 @@ func (p *decoder) decode(h handlers) (*response, error) {
 	if errors.As(err, &fe) {
 		return resp, err
 	}
+	var tl *tokenTooLargeError
+	if errors.As(err, &tl) {
+		return resp, &FormatError{Reason: "a token is too large", Snippet: p.sc.rr.snippet(), Err: err}
+	}
+	var le *limitError
+	if errors.As(err, &le) {
+		return resp, &FormatError{Reason: "too complex", Snippet: p.sc.rr.snippet(), Err: err}
+	}
 	var se *xml.SyntaxError
-	if errors.As(err, &se) || errors.Is(err, errCaptureTooLarge) || strings.HasPrefix(err.Error(), "xml:") {
-		reason := "malformed XML"
-		if errors.Is(err, errCaptureTooLarge) {
-			reason = "a record exceeds the record size limit"
-		}
-		return resp, &FormatError{Reason: reason, Snippet: snippet(p.rr.head), Err: err}
+	var sce *scanError
+	if errors.As(err, &se) || errors.As(err, &sce) || strings.HasPrefix(err.Error(), "xml:") {
+		return resp, &FormatError{Reason: "malformed XML", Snippet: p.sc.rr.snippet(), Err: err}
 	}
 	return resp, err // transport error while reading the body
 }
@@ -240,7 +359,7 @@ func (p *decoder) decodeEnvelope(resp *response, h handlers) error {
 	for {
 		tok, _, err := p.next()
 		if err == io.EOF {
-			return &FormatError{Reason: "empty body", Snippet: snippet(p.rr.head)}
+			return &FormatError{Reason: "empty body", Snippet: p.sc.rr.snippet()}
 		}
 		if err != nil {
 			return err
@@ -250,15 +369,15 @@ func (p *decoder) decodeEnvelope(resp *response, h handlers) error {
 			break
 		}
 		if cd, ok := tok.(xml.CharData); ok && len(bytes.TrimSpace(cd)) > 0 {
-			return &FormatError{Reason: "text before the root element", Snippet: snippet(p.rr.head)}
+			return &FormatError{Reason: "text before the root element", Snippet: p.sc.rr.snippet()}
 		}
 	}
 	if root.Name.Local != "OAI-PMH" {
-		return &FormatError{Reason: fmt.Sprintf("root element is <%s>, not <OAI-PMH>", qname(root.Name)), Snippet: snippet(p.rr.head)}
+		return &FormatError{Reason: fmt.Sprintf("root element is <%s>, not <OAI-PMH>", qname(root.Name)), Snippet: p.sc.rr.snippet()}
 	}
 	if ns := p.resolve(root.Name); ns != Namespace {
 		if ns != "" {
-			return &FormatError{Reason: fmt.Sprintf("root element is in namespace %q, not %q", ns, Namespace), Snippet: snippet(p.rr.head)}
+			return &FormatError{Reason: fmt.Sprintf("root element is in namespace %q, not %q", ns, Namespace), Snippet: p.sc.rr.snippet()}
 		}
 		resp.warnings = append(resp.warnings, "root element <OAI-PMH> has no namespace")
 	}
@@ -292,7 +411,9 @@ func (p *decoder) decodeEnvelope(resp *response, h handlers) error {
 			if err != nil {
 				return err
 			}
-			resp.errs = append(resp.errs, &Error{Code: code, Message: strings.Join(strings.Fields(msg), " ")})
+			if len(resp.errs) < maxErrors {
+				resp.errs = append(resp.errs, &Error{Code: code, Message: strings.Join(strings.Fields(msg), " ")})
+			}
 		case p.isOAI(t, "ListRecords"), p.isOAI(t, "GetRecord"), p.isOAI(t, "ListIdentifiers"):
 			resp.verb = t.Name.Local
 			if err := p.decodeList(resp, h); err != nil {
@@ -306,7 +427,7 @@ func (p *decoder) decodeEnvelope(resp *response, h handlers) error {
 	}
 	// Nothing but comments, PIs and white space may follow the root.
 	for {
-		tok, err := p.d.RawToken()
+		tok, err := p.env.RawToken()
 		if err == io.EOF {
 			return nil
 		}
@@ -326,6 +447,7 @@ func (p *decoder) decodeEnvelope(resp *response, h handlers) error {
 
 func (p *decoder) decodeList(resp *response, h handlers) error {
 	depth := len(p.stack)
+	textWarned := false
 	for {
 		tok, _, err := p.next()
 		if err != nil {
@@ -334,42 +456,42 @@ func (p *decoder) decodeList(resp *response, h handlers) error {
 		if len(p.stack) < depth {
 			return nil
 		}
-		t, ok := tok.(xml.StartElement)
-		if !ok || len(p.stack) != depth+1 {
-			continue
-		}
-		switch {
-		case p.isOAI(t, "record"):
-			rec, err := p.decodeRecord()
-			if err != nil {
-				return err
-			}
-			resp.count++
-			if h.record != nil {
-				if err := h.record(rec); err != nil {
-					return handlerError{err}
+		switch t := tok.(type) {
+		case xml.CharData:
+			if len(p.stack) == depth && !textWarned {
+				if s := bytes.TrimSpace(t); len(s) > 0 {
+					textWarned = true
+					resp.warn(fmt.Sprintf("ignored text between the records: %q", snippet(s[:min(len(s), 60)])))
 				}
 			}
-		case p.isOAI(t, "header"):
-			hd, err := p.decodeHeader(t)
-			if err != nil {
-				return err
-			}
-			resp.count++
-			if h.header != nil {
-				if err := h.header(hd); err != nil {
-					return handlerError{err}
+		case xml.ProcInst:
+			if t.Target == markerTarget && p.sc.ready && len(p.stack) == depth {
+				if err := p.decodeItem(resp, h); err != nil {
+					return err
 				}
 			}
-		case p.isOAI(t, "resumptionToken"):
-			rt, err := p.decodeToken(t)
-			if err != nil {
-				return err
+		case xml.StartElement:
+			if len(p.stack) != depth+1 {
+				continue
 			}
-			resp.token = rt
-		default:
-			if err := p.skip(); err != nil {
-				return err
+			switch {
+			case p.isOAI(t, "resumptionToken"):
+				rt, err := p.decodeToken(t)
+				if err != nil {
+					return err
+				}
+				resp.token = rt
+			case p.isOAI(t, "record"), p.isOAI(t, "header"):
+				// The scanner cuts every item out; one that reaches the envelope
+				// means the two disagree about this (odd) markup.
+				resp.warn(fmt.Sprintf("skipped a <%s> the decoder could not separate", qname(t.Name)))
+				if err := p.skip(); err != nil {
+					return err
+				}
+			default:
+				if err := p.skip(); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -400,19 +522,240 @@ func (p *decoder) decodeToken(t xml.StartElement) (*ResumptionToken, error) {
 	return rt, nil
 }
 
-func (p *decoder) decodeHeader(t xml.StartElement) (*Header, error) {
-	h := &Header{}
+// itemState is what is learnt while one item is read.
+type itemState struct {
+	it        scanItem
+	fixed     []byte // the item's bytes after repair
+	edits     []edit
+	reason    string // why the item is quarantined; "" if it is not
+	rawID     string // the identifier as read, when it is unusable
+	hasHeader bool
+	dsOK      bool
+	hdrCtrl   int // control characters removed from header fields
+	mFrom     int // range of the metadata element in fixed
+	mTo       int
+}
+
+// errQuarantine stops reading an item whose problem is already known.
+var errQuarantine = errors.New("quarantined")
+
+func (st *itemState) stop(reason string) error {
+	if st.reason == "" {
+		st.reason = reason
+	}
+	return errQuarantine
+}
+
+func xmlReason(err error) string {
+	var se *xml.SyntaxError
+	if errors.As(err, &se) {
+		return "malformed XML: " + se.Msg
+	}
+	var tl *tokenTooLargeError
+	if errors.As(err, &tl) {
+		return fmt.Sprintf("a text longer than max_record_bytes (%s)", fmtSize(int64(tl.max)))
+	}
+	return "malformed XML: " + strings.TrimPrefix(err.Error(), "xml: ")
+}
+
+// decodeItem reads the list item the scanner just cut out and hands it to the
+// handler, quarantined if anything in it is wrong. It returns handler errors, and
+// a FormatError for junk that is not the rest of a broken record.
+func (p *decoder) decodeItem(resp *response, h handlers) error {
+	st := &itemState{it: p.sc.take()}
+	if st.it.junk {
+		return p.junk(resp, st.it)
+	}
+	raw := st.it.raw
+	if st.it.limit != "" {
+		// What encoding/xml would build from the rest is not bounded by its
+		// size: read only the part before, for the header.
+		raw = raw[:st.it.limitAt]
+	}
+	fixed, edits, truncated := repairItem(raw, p.maxRecord)
+	st.fixed, st.edits = fixed, edits
+	for _, e := range edits {
+		if e.kind == editCtrl {
+			resp.stripped++
+		}
+	}
+
+	base := len(p.stack)
+	if p.rd == nil || !p.rdOK {
+		p.rd = xml.NewDecoder(&p.src)
+		p.rd.Strict = true
+	}
+	p.src.reset(fixed)
+	p.rdBase = p.rd.InputOffset()
+	p.cur = p.rd
+	rec, hdr, err := p.readItem(st)
+	clean := err == nil && p.src.pos == len(fixed)
+	p.stack = p.stack[:base]
+	p.cur = p.env
+	p.src.reset(nil)
+	// A decoder that read a large item keeps a large buffer: start afresh.
+	p.rdOK = clean && len(fixed) <= 1<<20
+	if rec == nil && hdr == nil {
+		return nil // not an OAI-PMH record or header
+	}
+
+	switch {
+	case err == nil && !clean:
+		st.stop(fmt.Sprintf("malformed XML: content after </%s>", st.it.name))
+	case err != nil && err != errQuarantine:
+		st.stop(xmlReason(err))
+	}
+	switch {
+	case st.it.over:
+		st.reason = fmt.Sprintf("record of %s exceeds max_record_bytes (%s)", fmtSize(st.it.total), fmtSize(int64(p.maxRecord)))
+	case st.it.limit != "":
+		st.reason = st.it.limit
+	case truncated:
+		st.reason = fmt.Sprintf("record exceeds max_record_bytes (%s) once its invalid bytes are replaced", fmtSize(int64(p.maxRecord)))
+	case st.it.open != "":
+		st.reason = fmt.Sprintf("malformed XML: <%s> is not closed before %s", st.it.name, st.it.open)
+	}
+	quarantine := func(id string) *RecordError {
+		if st.rawID != "" {
+			id = st.rawID
+		}
+		resp.quarantined++
+		return &RecordError{Identifier: readableID(id), Offset: st.it.off, Reason: st.reason}
+	}
+	resp.count++
+	if rec != nil {
+		if st.reason != "" {
+			rec.Err = quarantine(rec.Header.Identifier)
+			rec.Metadata, rec.MetadataNamespace = nil, ""
+		} else {
+			if rec.Header.Deleted {
+				rec.Metadata, rec.MetadataNamespace = nil, ""
+			}
+			if rec.Metadata != nil {
+				rec.Repairs = repairNotes(editsIn(edits, st.mFrom, st.mTo), "")
+			}
+			if st.hdrCtrl > 0 {
+				rec.Repairs = append(rec.Repairs, fmt.Sprintf("%s removed from the header", plural(st.hdrCtrl, "C0 control character")))
+			}
+			if len(rec.Repairs) > 0 {
+				resp.repaired++
+			}
+			if st.hasHeader && !st.dsOK {
+				resp.badDatestamps++
+			}
+		}
+		if h.record != nil {
+			if err := h.record(rec); err != nil {
+				return handlerError{err}
+			}
+		}
+		return nil
+	}
+	if st.reason != "" {
+		hdr.Err = quarantine(hdr.Identifier)
+	} else if !st.dsOK {
+		resp.badDatestamps++
+	}
+	if h.header != nil {
+		if err := h.header(hdr); err != nil {
+			return handlerError{err}
+		}
+	}
+	return nil
+}
+
+// junk handles end tags the scanner found between items: the rest of a record
+// that a stray end tag ended early is skipped with a warning; anything else is
+// broken markup outside the records and fails the page.
+func (p *decoder) junk(resp *response, it scanItem) error {
+	if it.open != "" {
+		return &FormatError{Reason: fmt.Sprintf("stray markup between the records at byte %d (%q…), up to %s", it.off, snippet(it.raw[:min(len(it.raw), 40)]), it.open), Snippet: p.sc.rr.snippet()}
+	}
+	resp.warn(fmt.Sprintf("skipped %s of stray text and end tags at byte %d, up to </%s>: the rest of a record that a stray </%s> ended early", fmtSize(it.total), it.off, it.name, it.name))
+	return nil
+}
+
+// readItem tokenises one item: a record or a header. Both are nil when the item
+// turned out to be an element of another namespace.
+func (p *decoder) readItem(st *itemState) (*Record, *Header, error) {
+	tok, _, err := p.next()
+	t, ok := tok.(xml.StartElement)
+	if err != nil || !ok {
+		if err == nil {
+			err = &xml.SyntaxError{Msg: fmt.Sprintf("<%s> does not start with a tag", st.it.name)}
+		}
+		if st.it.local == "header" {
+			return nil, &Header{}, err
+		}
+		return &Record{}, nil, err
+	}
+	switch {
+	case p.isOAI(t, "record"):
+		rec := &Record{}
+		return rec, nil, p.readRecord(rec, st)
+	case p.isOAI(t, "header"):
+		hdr := &Header{}
+		if err := p.readHeader(hdr, t, 0, st); err != nil {
+			return nil, hdr, err
+		}
+		return nil, hdr, nil
+	}
+	return nil, nil, nil
+}
+
+func (p *decoder) readRecord(rec *Record, st *itemState) error {
+	depth := len(p.stack)
+	for {
+		tok, off, err := p.next()
+		if err != nil {
+			return err
+		}
+		if len(p.stack) < depth {
+			return nil
+		}
+		t, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		switch {
+		case p.isOAI(t, "header"):
+			if err := p.readHeader(&rec.Header, t, off, st); err != nil {
+				return err
+			}
+		case p.isOAI(t, "metadata"):
+			if err := p.readMetadata(rec, st); err != nil {
+				return err
+			}
+		default: // about, and anything unexpected
+			if err := p.skip(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// readHeader reads a header whose start tag (beginning at tagFrom) was just read.
+// Changes made by the repair pass to the header are not accepted silently: bad
+// bytes in the identifier, datestamp, a setSpec or the header's attributes
+// quarantine the item, since a repaired identifier would be another identifier.
+func (p *decoder) readHeader(h *Header, t xml.StartElement, tagFrom int64, st *itemState) error {
+	st.hasHeader = true
 	if v, ok := attr(t, "status"); ok && strings.TrimSpace(v) == "deleted" {
 		h.Deleted = true
 	}
+	n := editsIn(st.edits, int(tagFrom), int(p.offset()))
+	if why := unusable(n, "the header's attributes"); why != "" {
+		return st.stop(why)
+	}
+	st.hdrCtrl += n[editCtrl]
 	depth := len(p.stack)
 	for {
-		tok, _, err := p.next()
+		tok, off, err := p.next()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(p.stack) < depth {
-			return h, nil
+			return nil
 		}
 		c, ok := tok.(xml.StartElement)
 		if !ok {
@@ -420,19 +763,46 @@ func (p *decoder) decodeHeader(t xml.StartElement) (*Header, error) {
 		}
 		s, err := p.text()
 		if err != nil {
-			return nil, err
+			return err
 		}
+		n := editsIn(st.edits, int(off), int(p.offset()))
 		switch c.Name.Local {
 		case "identifier":
-			h.Identifier = strings.TrimSpace(s)
+			id := strings.TrimSpace(s)
+			if why := unusable(n, "the identifier"); why != "" {
+				st.rawID = id
+				return st.stop(why)
+			}
+			if len(id) > p.maxID {
+				st.rawID = id
+				return st.stop(fmt.Sprintf("identifier of %d bytes exceeds the %d-byte limit (max_identifier_bytes)", len(id), p.maxID))
+			}
+			h.Identifier = id
 		case "datestamp":
+			if why := unusable(n, "the datestamp"); why != "" {
+				return st.stop(why)
+			}
 			h.DatestampRaw = strings.TrimSpace(s)
-			h.Datestamp, _ = ParseDatestamp(s)
+			d, err := ParseDatestamp(s)
+			h.Datestamp, st.dsOK = d, err == nil
 		case "setSpec":
-			if spec := strings.TrimSpace(s); spec != "" && !contains(h.SetSpecs, spec) {
+			if why := unusable(n, "a setSpec"); why != "" {
+				return st.stop(why)
+			}
+			spec := strings.TrimSpace(s)
+			if len(spec) > p.maxID {
+				return st.stop(fmt.Sprintf("setSpec of %d bytes exceeds the %d-byte limit (max_identifier_bytes)", len(spec), p.maxID))
+			}
+			if spec != "" && !contains(h.SetSpecs, spec) {
+				if len(h.SetSpecs) == maxSetSpecs {
+					return st.stop(fmt.Sprintf("more than %d setSpecs", maxSetSpecs))
+				}
 				h.SetSpecs = append(h.SetSpecs, spec)
 			}
+		default:
+			continue
 		}
+		st.hdrCtrl += n[editCtrl]
 	}
 }
 
@@ -445,49 +815,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (p *decoder) decodeRecord() (*Record, error) {
-	rec := &Record{}
-	depth := len(p.stack)
-	p.rr.startCapture()
-	defer p.rr.stopCapture()
-	for {
-		tok, _, err := p.next()
-		if err != nil {
-			return nil, err
-		}
-		if len(p.stack) < depth {
-			break
-		}
-		t, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		switch {
-		case p.isOAI(t, "header"):
-			h, err := p.decodeHeader(t)
-			if err != nil {
-				return nil, err
-			}
-			rec.Header = *h
-		case p.isOAI(t, "metadata"):
-			if err := p.decodeMetadata(rec); err != nil {
-				return nil, err
-			}
-		default: // about, and anything unexpected
-			if err := p.skip(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if rec.Header.Deleted {
-		rec.Metadata, rec.MetadataNamespace = nil, ""
-	}
-	return rec, nil
-}
-
-// decodeMetadata slices the first child element of <metadata> out of the input and
+// readMetadata slices the first child element of <metadata> out of the item and
 // makes it standalone.
-func (p *decoder) decodeMetadata(rec *Record) error {
+func (p *decoder) readMetadata(rec *Record, st *itemState) error {
 	depth := len(p.stack)
 	for {
 		tok, off, err := p.next()
@@ -507,16 +837,15 @@ func (p *decoder) decodeMetadata(rec *Record) error {
 			}
 			continue
 		}
-		rec.MetadataNamespace = p.resolve(t.Name)
+		ns := p.resolve(t.Name)
 		inherited := p.inherited()
 		if err := p.skip(); err != nil {
 			return err
 		}
-		raw, err := p.rr.slice(off, p.d.InputOffset())
-		if err != nil {
-			return err
-		}
-		rec.Metadata = injectNamespaces(raw, inherited)
+		end := p.offset()
+		rec.MetadataNamespace = ns
+		rec.Metadata = injectNamespaces(st.fixed[off:end], inherited)
+		st.mFrom, st.mTo = int(off), int(end)
 	}
 }
 
@@ -558,9 +887,10 @@ func (p *decoder) inherited() []nsDecl {
 
 // injectNamespaces inserts declarations right after the element name of the start
 // tag at the beginning of raw.
+// It always returns a new slice: raw belongs to a reused buffer.
 func injectNamespaces(raw []byte, decls []nsDecl) []byte {
 	if len(decls) == 0 {
-		return raw
+		return bytes.Clone(raw)
 	}
 	end := 1
 	for end < len(raw) {

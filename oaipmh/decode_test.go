@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func decodeBytes(t testing.TB, b []byte) (*response, []*Record, []*Header, error) {
@@ -256,17 +258,26 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
+// TestRecordTooLarge: a record over the limit no longer fails the page; it is
+// quarantined with its identifier (read from the part that was kept).
 func TestRecordTooLarge(t *testing.T) {
 	big := strings.Repeat("x", 5000)
 	doc := `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><ListRecords><record><header><identifier>i</identifier><datestamp>2020-01-01</datestamp></header><metadata><t xmlns="urn:t">` + big + `</t></metadata></record></ListRecords></OAI-PMH>`
-	_, err := newDecoder(strings.NewReader(doc), 1000).decode(handlers{record: func(*Record) error { return nil }})
-	if err == nil || !strings.Contains(err.Error(), "record size limit") {
-		t.Fatalf("got %v", err)
+	var recs []*Record
+	resp, err := newDecoder(strings.NewReader(doc), 1000).decode(handlers{record: func(r *Record) error { recs = append(recs, r); return nil }})
+	if err != nil || len(recs) != 1 || resp.quarantined != 1 {
+		t.Fatalf("got %v, %d records", err, len(recs))
+	}
+	if e := recs[0].Err; e == nil || e.Identifier != "i" || !strings.Contains(e.Reason, "exceeds max_record_bytes") || recs[0].Metadata != nil {
+		t.Fatalf("got %+v", recs[0])
 	}
 }
 
-// FuzzDecode: the decoder never panics, and whatever it accepts as metadata is a
-// well-formed standalone document.
+// FuzzDecode: the decoder never panics; whatever it accepts as metadata is a
+// well-formed standalone document; a quarantined record has no metadata and a
+// usable header identifier is valid UTF-8 within the limit; the counts agree with
+// what the handler saw; and the result does not depend on how reads split the
+// body (the scanner is a resumable state machine).
 func FuzzDecode(f *testing.F) {
 	// Small seeds: minimising a large interesting input takes most of a short
 	// CI fuzzing budget.
@@ -278,24 +289,91 @@ func FuzzDecode(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:dc="http://purl.org/dc/elements/1.1/"><ListRecords xmlns:o="http://www.openarchives.org/OAI/2.0/oai_dc/"><record xmlns:x="urn:x"><header status="deleted"><identifier>a</identifier><datestamp>2020-01-01</datestamp><setSpec>s:t</setSpec></header></record><record><header><identifier>b</identifier><datestamp>2020-01-01T00:00:00Z</datestamp></header><metadata xmlns:m="urn:m"><o:dc x:a="1"><dc:title>&amp;&#x41;</dc:title><m:n xmlns=""/></o:dc></metadata></record><resumptionToken cursor="0">t</resumptionToken></ListRecords></OAI-PMH>`))
+	for _, tc := range hostileCases() {
+		if page := hostilePage(tc.mid); len(page) < 1500 {
+			f.Add([]byte(page))
+		}
+	}
+	f.Add([]byte(hostileHead + hrec("oai:x:1", dcMeta("one")) + hrec("oai:x:2", `<record xmlns="urn:marc">`) + hostileTail))
+	f.Add([]byte(strings.Replace(hostileHead, "ListRecords", "ListIdentifiers", -1) + "<header><identifier>a\xff</identifier></header>\n<header><identifier>b</identifer></header></ListIdentifiers></OAI-PMH>"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = newDecoder(bytes.NewReader(b), 1<<20).decode(handlers{
-			record: func(r *Record) error {
-				if r.Metadata != nil {
-					d := xml.NewDecoder(bytes.NewReader(r.Metadata))
-					for {
-						_, err := d.Token()
-						if err == io.EOF {
-							break
+		const maxRecord, maxID = 4096, 512
+		run := func(r io.Reader) string {
+			var out strings.Builder
+			var recs, quarantined, repaired int
+			d := newDecoder(r, maxRecord)
+			d.maxID = maxID
+			resp, err := d.decode(handlers{
+				record: func(r *Record) error {
+					recs++
+					if r.Err != nil {
+						quarantined++
+						if r.Metadata != nil || r.Repairs != nil {
+							t.Fatalf("quarantined record with metadata or repairs: %+v", r)
 						}
-						if err != nil {
+						if !utf8.ValidString(r.Err.Identifier) || len(r.Err.Identifier) > 300 || !utf8.ValidString(r.Err.Error()) {
+							t.Fatalf("unreadable quarantine identifier %q", r.Err.Identifier)
+						}
+					} else if len(r.Repairs) > 0 {
+						repaired++
+					}
+					if id := r.Header.Identifier; !utf8.ValidString(id) || len(id) > maxID {
+						t.Fatalf("unusable identifier handed over: %q", id)
+					}
+					if r.Metadata != nil {
+						if err := assertWellFormed(r.Metadata); err != nil {
 							t.Fatalf("accepted metadata is not well-formed: %v\n%q", err, r.Metadata)
 						}
 					}
-				}
-				return nil
-			},
-			header: func(*Header) error { return nil },
-		})
+					fmt.Fprintf(&out, "R %+v %q %q %v\n", r.Header, r.Metadata, r.MetadataNamespace, r.Repairs)
+					if r.Err != nil {
+						fmt.Fprintf(&out, "  %s\n", r.Err)
+					}
+					return nil
+				},
+				header: func(h *Header) error {
+					recs++
+					if h.Err != nil {
+						quarantined++
+					}
+					if !utf8.ValidString(h.Identifier) || len(h.Identifier) > maxID {
+						t.Fatalf("unusable identifier handed over: %q", h.Identifier)
+					}
+					fmt.Fprintf(&out, "H %+v\n", *h)
+					return nil
+				},
+			})
+			if resp.count != recs || resp.quarantined != quarantined || resp.repaired != repaired {
+				t.Fatalf("counts %d/%d/%d, handler saw %d/%d/%d", resp.count, resp.quarantined, resp.repaired, recs, quarantined, repaired)
+			}
+			fmt.Fprintf(&out, "%v %v %d %d %q", err, resp.errs, resp.badDatestamps, len(resp.warnings), resp.warnings)
+			if err == nil { // how far the envelope was read before a failure depends on the reads
+				fmt.Fprintf(&out, " stripped %d", resp.stripped)
+			}
+			if resp.token != nil {
+				fmt.Fprintf(&out, " %+v", *resp.token)
+			}
+			return out.String()
+		}
+		whole := run(bytes.NewReader(b))
+		n := 1 + len(b)%8
+		if split := run(&chunkReader{b: b, n: n}); split != whole {
+			t.Fatalf("result depends on how reads split the body:\nwhole: %.2000s\n%d bytes per read: %.2000s", whole, n, split)
+		}
 	})
+}
+
+// chunkReader returns n bytes per Read.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.b)
+	r.b = r.b[k:]
+	return k, nil
 }

@@ -5,114 +5,110 @@ import (
 	"io"
 )
 
-// rawReader feeds encoding/xml one byte at a time (it implements io.ByteReader, so
-// the decoder uses it without a bufio of its own, and the decoder's InputOffset is
-// exactly the number of bytes handed out here). It strips C0 control characters
-// that XML 1.0 forbids (they are never part of a multi-byte UTF-8 sequence, so this
-// is safe), drops a leading UTF-8 byte-order mark, keeps the first bytes of the body
-// for error messages, and can capture the bytes of one record so the metadata element
-// can be sliced out verbatim.
+// rawReader hands out the (decompressed) body in chunks of up to 64 KiB. It drops
+// a leading UTF-8 byte-order mark, counts body offsets for error messages, and
+// keeps the first bytes of the body for FormatError snippets. It changes no other
+// byte: control characters are removed further on (scan.go for the envelope,
+// repair.go for each record), where it is known which record they belong to.
 type rawReader struct {
-	r        io.Reader
-	buf      []byte
-	pos, n   int
-	off      int64 // bytes handed out so far (== decoder offset space)
-	err      error
-	started  bool
-	stripped int
-
+	r       io.Reader
+	buf     []byte
+	pos, n  int
+	off     int64 // body offset of buf[pos]
+	err     error
+	started bool
 	head    []byte // first headMax bytes, for error messages
-	capOn   bool
-	capBase int64 // offset of capBuf[0]
-	capBuf  []byte
-	capMax  int
-	capOver bool
 }
 
-const headMax = 256
+const (
+	headMax = 256
+	// The chunk buffer starts small (most documents are small) and doubles while
+	// reads fill it, up to maxChunk.
+	minChunk = 4 << 10
+	maxChunk = 64 << 10
+)
 
-var errCaptureTooLarge = errors.New("record too large")
-
-func newRawReader(r io.Reader, maxCapture int) *rawReader {
-	return &rawReader{r: r, buf: make([]byte, 64<<10), capMax: maxCapture}
+func newRawReader(r io.Reader) *rawReader {
+	return &rawReader{r: r, buf: make([]byte, minChunk)}
 }
 
-func (rr *rawReader) fill() error {
+// peek returns the unconsumed bytes of the current chunk, reading the next chunk
+// when it is used up. It returns no bytes only with an error (io.EOF at the end).
+func (rr *rawReader) peek() ([]byte, error) {
 	for rr.pos == rr.n {
 		if rr.err != nil {
-			return rr.err
+			return nil, rr.err
+		}
+		if rr.n == len(rr.buf) && len(rr.buf) < maxChunk {
+			rr.buf = make([]byte, 2*len(rr.buf))
 		}
 		n, err := rr.r.Read(rr.buf)
 		rr.err = err
+		rr.pos, rr.n = 0, n
 		if n == 0 {
 			continue
 		}
-		b := rr.buf[:n]
 		if !rr.started {
 			rr.started = true
-			if len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
-				b = b[3:]
+			if n >= 3 && rr.buf[0] == 0xEF && rr.buf[1] == 0xBB && rr.buf[2] == 0xBF {
+				rr.pos = 3
+				rr.off = 3
 			}
 		}
-		// Compact away forbidden control characters in place.
-		w := 0
-		for _, c := range b {
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-				rr.stripped++
-				continue
-			}
-			rr.buf[w] = c
-			w++
+		if len(rr.head) < headMax {
+			rr.head = append(rr.head, rr.buf[rr.pos:min(rr.n, rr.pos+headMax-len(rr.head))]...)
 		}
-		rr.pos, rr.n = 0, w
 	}
-	return nil
+	return rr.buf[rr.pos:rr.n], nil
 }
 
+// snippet returns the first bytes of the body for an error message, reading a
+// little further if fewer than headMax bytes were read before the error.
+func (rr *rawReader) snippet() string {
+	for len(rr.head) < headMax && rr.err == nil {
+		rr.consume(rr.n - rr.pos)
+		if _, err := rr.peek(); err != nil {
+			break
+		}
+	}
+	return snippet(rr.head)
+}
+
+// consume marks k bytes of the chunk returned by peek as used.
+func (rr *rawReader) consume(k int) {
+	rr.pos += k
+	rr.off += int64(k)
+}
+
+// byteSrc feeds one record's bytes to encoding/xml. It implements io.ByteReader,
+// so the decoder uses it without a buffer of its own and its InputOffset counts
+// exactly the bytes handed out: the metadata element is sliced from the record by
+// those offsets.
+type byteSrc struct {
+	b   []byte
+	pos int
+}
+
+func (s *byteSrc) reset(b []byte) { s.b, s.pos = b, 0 }
+
 // ReadByte implements io.ByteReader.
-func (rr *rawReader) ReadByte() (byte, error) {
-	if rr.pos == rr.n {
-		if err := rr.fill(); err != nil {
-			return 0, err
-		}
+func (s *byteSrc) ReadByte() (byte, error) {
+	if s.pos >= len(s.b) {
+		return 0, io.EOF
 	}
-	c := rr.buf[rr.pos]
-	rr.pos++
-	rr.off++
-	if len(rr.head) < headMax {
-		rr.head = append(rr.head, c)
-	}
-	if rr.capOn {
-		if len(rr.capBuf) >= rr.capMax {
-			rr.capOver = true
-		} else {
-			rr.capBuf = append(rr.capBuf, c)
-		}
-	}
+	c := s.b[s.pos]
+	s.pos++
 	return c, nil
 }
 
-// startCapture begins keeping every byte handed out from now on.
-func (rr *rawReader) startCapture() {
-	rr.capOn = true
-	rr.capOver = false
-	rr.capBase = rr.off
-	rr.capBuf = rr.capBuf[:0]
-}
-
-func (rr *rawReader) stopCapture() { rr.capOn = false }
-
-// slice returns a copy of the captured bytes between two decoder offsets.
-func (rr *rawReader) slice(from, to int64) ([]byte, error) {
-	if rr.capOver {
-		return nil, errCaptureTooLarge
+// Read implements io.Reader; encoding/xml uses ReadByte.
+func (s *byteSrc) Read(p []byte) (int, error) {
+	if s.pos >= len(s.b) {
+		return 0, io.EOF
 	}
-	if from < rr.capBase || to > rr.capBase+int64(len(rr.capBuf)) || from > to {
-		return nil, errors.New("internal: capture window does not cover the element")
-	}
-	out := make([]byte, to-from)
-	copy(out, rr.capBuf[from-rr.capBase:to-rr.capBase])
-	return out, nil
+	n := copy(p, s.b[s.pos:])
+	s.pos += n
+	return n, nil
 }
 
 // limitedBody caps a response body; reading past the cap is an error, not a silent EOF.
@@ -141,19 +137,4 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
 	return n, err
-}
-
-// Read implements io.Reader for completeness; encoding/xml uses ReadByte.
-func (rr *rawReader) Read(p []byte) (int, error) {
-	for i := range p {
-		c, err := rr.ReadByte()
-		if err != nil {
-			if i > 0 {
-				return i, nil
-			}
-			return 0, err
-		}
-		p[i] = c
-	}
-	return len(p), nil
 }

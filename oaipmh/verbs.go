@@ -74,14 +74,23 @@ func (q Query) values(verb string) url.Values {
 	return v
 }
 
+// RequestURL is the URL of a list request (for logs and messages).
+func (c *Client) RequestURL(verb string, q Query) string { return c.URL(q.values(verb)) }
+
 // Page describes one list response.
 type Page struct {
 	URL          string
 	ResponseDate time.Time // zero if missing or unparsable
 	Token        ResumptionToken
-	Count        int // records or headers in the page
+	Count        int // records or headers in the page, quarantined ones included
 	Stripped     int // illegal control characters removed from the body
-	Warnings     []string
+	// Quarantined counts the records (or ListIdentifiers headers) handed over
+	// with Err set; Repaired those with Repairs; BadDatestamps the usable ones
+	// whose datestamp was missing or did not parse (their Datestamp is zero).
+	Quarantined   int
+	Repaired      int
+	BadDatestamps int
+	Warnings      []string
 }
 
 // Done reports whether the list is complete: an empty token or no token at all.
@@ -90,12 +99,14 @@ func (p *Page) Done() bool { return p.Token.Value == "" }
 // ListRecords fetches one page and hands every record to fn as it is decoded; the
 // page is never held in memory. If the body breaks off mid-page the page is fetched
 // again, and fn sees its first records a second time: handle them idempotently.
-// noRecordsMatch is an empty, complete page.
+// noRecordsMatch is an empty, complete page. A record that cannot be used reaches
+// fn with Err set (quarantined) and the page goes on; check Err first.
 func (c *Client) ListRecords(ctx context.Context, q Query, fn func(*Record) error) (*Page, error) {
 	return c.list(ctx, "ListRecords", q, handlers{record: fn})
 }
 
-// ListIdentifiers is ListRecords for headers only.
+// ListIdentifiers is ListRecords for headers only; a header that cannot be used
+// reaches fn with Err set.
 func (c *Client) ListIdentifiers(ctx context.Context, q Query, fn func(*Header) error) (*Page, error) {
 	return c.list(ctx, "ListIdentifiers", q, handlers{header: fn})
 }
@@ -103,7 +114,7 @@ func (c *Client) ListIdentifiers(ctx context.Context, q Query, fn func(*Header) 
 func (c *Client) list(ctx context.Context, verb string, q Query, h handlers) (*Page, error) {
 	page := &Page{}
 	u, err := c.do(ctx, q.values(verb), func(body io.Reader) error {
-		resp, err := newDecoder(body, c.opts.MaxRecordBytes).decode(h)
+		resp, err := c.newDecoder(body).decode(h)
 		if err != nil {
 			return err
 		}
@@ -113,7 +124,8 @@ func (c *Client) list(ctx context.Context, verb string, q Query, h handlers) (*P
 		if len(resp.errs) == 0 && resp.verb != verb {
 			return &FormatError{Reason: fmt.Sprintf("expected a <%s> element, found none", verb)}
 		}
-		*page = Page{ResponseDate: resp.responseDate, Count: resp.count, Stripped: resp.stripped, Warnings: resp.warnings}
+		*page = Page{ResponseDate: resp.responseDate, Count: resp.count, Stripped: resp.stripped,
+			Quarantined: resp.quarantined, Repaired: resp.repaired, BadDatestamps: resp.badDatestamps, Warnings: resp.warnings}
 		if resp.token != nil {
 			page.Token = *resp.token
 		} else {
@@ -131,12 +143,21 @@ func (c *Client) list(ctx context.Context, verb string, q Query, h handlers) (*P
 	return page, nil
 }
 
-// GetRecord fetches one record.
+// newDecoder reads one response body with the client's limits.
+func (c *Client) newDecoder(body io.Reader) *decoder {
+	d := newDecoder(body, c.opts.MaxRecordBytes)
+	d.maxID = c.opts.MaxIdentifierBytes
+	return d
+}
+
+// GetRecord fetches one record. A quarantined record is an error that wraps its
+// *RecordError (naming the identifier and the reason); the record is returned
+// too, with its header as far as it was read.
 func (c *Client) GetRecord(ctx context.Context, identifier, prefix string) (*Record, error) {
 	var rec *Record
 	args := url.Values{"verb": {"GetRecord"}, "identifier": {identifier}, "metadataPrefix": {prefix}}
 	_, err := c.do(ctx, args, func(body io.Reader) error {
-		resp, err := newDecoder(body, c.opts.MaxRecordBytes).decode(handlers{record: func(r *Record) error {
+		resp, err := c.newDecoder(body).decode(handlers{record: func(r *Record) error {
 			if rec == nil {
 				rec = r
 			}
@@ -151,6 +172,12 @@ func (c *Client) GetRecord(ctx context.Context, identifier, prefix string) (*Rec
 		if rec == nil {
 			return &FormatError{Reason: "GetRecord response holds no record"}
 		}
+		if rec.Err != nil {
+			if rec.Err.Identifier == "" {
+				rec.Err.Identifier = readableID(identifier)
+			}
+			return rec.Err
+		}
 		return nil
 	})
 	return rec, err
@@ -163,7 +190,7 @@ func (c *Client) small(ctx context.Context, args url.Values) (*xmlquery.Node, *r
 	var resp *response
 	u, err := c.do(ctx, args, func(body io.Reader) error {
 		var buf bytes.Buffer
-		r, err := newDecoder(io.TeeReader(body, &buf), c.opts.MaxRecordBytes).decode(handlers{})
+		r, err := c.newDecoder(io.TeeReader(body, &buf)).decode(handlers{})
 		if err != nil {
 			return err
 		}

@@ -191,6 +191,10 @@ func harvestRepos(ctx context.Context, cfg *config.Config, repos []config.Reposi
 			c := res.Counts
 			fmt.Fprintf(stderr, "%s %s: %d pages, %d records: %d created, %d updated, %d deleted, %d unchanged, %d tombstones, %d stale, %d skipped\n",
 				r.Name, res.Prefix, c.Pages, c.Records, c.Created, c.Updated, c.Deleted, c.Unchanged, c.Tombstones, c.Stale, c.Skipped)
+			if c.Quarantined+c.Repaired+c.BadDatestamps > 0 {
+				fmt.Fprintf(stderr, "%s %s: %d quarantined (skipped, retried by later runs; see the home page), %d repaired (U+FFFD), %d without a usable datestamp\n",
+					r.Name, res.Prefix, c.Quarantined, c.Repaired, c.BadDatestamps)
+			}
 			if res.Incomplete {
 				fmt.Fprintf(stderr, "%s %s: the list ended with fewer records than the repository announced; the next run harvests the full list\n", r.Name, res.Prefix)
 			}

@@ -246,6 +246,7 @@ func (s *Synthetic) writeOAIDC(x *xw, i, v int, extra string) {
 	x.int(v)
 	x.s(".")
 	s.writePad(x, i, v)
+	s.writeHostileText(x, i, extra != "")
 	x.s("</dc:description>\n</oai_dc:dc>")
 }
 
@@ -268,7 +269,9 @@ func (s *Synthetic) writeJPCOAR(x *xw, i, v int, extra string) {
 	x.int(i)
 	x.s(", version ")
 	x.int(v)
-	x.s(".</datacite:description>\n<datacite:date dateType=\"Issued\">")
+	x.s(".")
+	s.writeHostileText(x, i, extra != "")
+	x.s("</datacite:description>\n<datacite:date dateType=\"Issued\">")
 	writeIssued(x, i)
 	label, uri := resourceType(i)
 	x.s("</datacite:date>\n<dc:language>jpn</dc:language>\n<dc:type")

@@ -98,4 +98,14 @@
 // over from the root. Metadata never contains empty-element tags, comments,
 // CDATA sections or processing instructions; text is escaped with &amp;,
 // &lt; and &gt; only.
+//
+// # Hostile items
+//
+// With Options.Hostile set, chosen items are served with one fault each (see
+// Hostility): invalid UTF-8 or a reference to a forbidden character in the
+// metadata text, an unparsable datestamp, a mismatched end tag, an identifier
+// with an invalid byte or of 70,000 bytes, or oversized metadata. The rest of
+// every page stays valid, so a harvester's recovery can be tested end to end.
+// Such items break the byte-for-byte rule above on purpose; Item reports the
+// fault and returns what a correct harvester stores.
 package oaiserver

@@ -428,8 +428,13 @@ func (s *Synthetic) writeHeader(x *xw, e *entry) {
 		x.s("<header>\n<identifier>")
 	}
 	writeIdentifier(x, e.idx)
+	s.writeHostileIdentifier(x, e.idx)
 	x.s("</identifier>\n<datestamp>")
-	x.time(time.Unix(e.st.ds, 0), s.layout())
+	if s.hostility(e.idx) == HostileBadDatestamp {
+		x.s("2024-13-45")
+	} else {
+		x.time(time.Unix(e.st.ds, 0), s.layout())
+	}
 	x.s("</datestamp>\n")
 	if e.st.customSets {
 		for _, spec := range e.st.sets {

@@ -23,6 +23,11 @@ type Options struct {
 	PageSize       int              // records, headers or sets per page; default 100
 	RepositoryName string           // default "rsbridge demo repository"
 	Now            func() time.Time // responseDate / token expiry clock; default time.Now
+	// Hostile, if set, names the fault built into item i whenever it is served
+	// (lists and GetRecord), for tests of a harvester's recovery; see Hostility.
+	// Item reports it and returns what a correct harvester stores.
+	Hostile       func(i int) Hostility
+	OversizeBytes int // size of HostileOversize metadata; default 17 MiB
 }
 
 // Item is what the provider currently serves for an item in one format.
@@ -32,6 +37,11 @@ type Item struct {
 	Sets       []string  // minimal setSpecs as sent in the header (nil when none)
 	Deleted    bool
 	Metadata   []byte // standalone metadata element (see package doc); nil when deleted
+	// Hostile is the fault the item is served with (Options.Hostile). For a
+	// repaired kind, Metadata holds the repaired bytes a harvester stores; for a
+	// quarantined kind, it holds the metadata the item would have without the
+	// fault, and Identifier the identifier GetRecord accepts.
+	Hostile Hostility
 }
 
 // state is the current state of a mutated or added item.
@@ -67,6 +77,8 @@ type Synthetic struct {
 	pageSize      int
 	repoName      string
 	now           func() time.Time
+	hostile       func(int) Hostility
+	oversize      int
 
 	pad       string
 	padLen    int
@@ -94,6 +106,8 @@ func New(opts Options) *Synthetic {
 		pageSize:      opts.PageSize,
 		repoName:      opts.RepositoryName,
 		now:           opts.Now,
+		hostile:       opts.Hostile,
+		oversize:      opts.OversizeBytes,
 		overlay:       make(map[int]*state),
 	}
 	if s.records == 0 {
@@ -146,6 +160,9 @@ func New(opts Options) *Synthetic {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.oversize <= 0 {
+		s.oversize = 17 << 20
 	}
 	s.n = s.records
 	s.initPad()
@@ -323,6 +340,7 @@ func (s *Synthetic) Item(i int, prefix string) (Item, bool) {
 		Datestamp:  time.Unix(st.ds, 0).UTC(),
 		Sets:       s.setsOf(i, &st),
 		Deleted:    st.deleted,
+		Hostile:    s.hostility(i),
 	}
 	if !st.deleted {
 		it.Metadata = s.metadataBytes(f, i, st.version)
