@@ -30,6 +30,7 @@ th{background:#f4f4f4}code{background:#f4f4f4;padding:0 .2em}.err{color:#a00}</s
 {{range .Sets}}<link rel="resourcesync" href="{{.CapabilityList}}">
 {{end}}</head><body>
 <h1>rsbridge</h1>
+{{if .Disk}}<p class="err"><b>Harvests are stopped:</b> {{.Disk}}</p>{{end}}
 <p>OAI-PMH repositories published as ResourceSync 1.1 sources.
 Destinations start at the <a href="{{.SourceDescription}}">Source Description</a> (<code>/.well-known/resourcesync</code>).</p>
 {{range .Repos}}<h2>{{.Name}}{{if .Info.RepositoryName}}: {{.Info.RepositoryName}}{{end}}</h2>
@@ -106,7 +107,11 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		SourceDescription string
 		Sets              []homeSet
 		Repos             []homeRepo
+		Disk              string
 	}{SourceDescription: s.sourceDescriptionURL()}
+	if err := s.db.CheckSpace(); err != nil {
+		data.Disk = err.Error()
+	}
 	err = s.db.View(r.Context(), func(snap *store.Snap) error {
 		for _, repo := range s.cfg.Repositories {
 			info, err := snap.RepoInfo(repo.Name)
