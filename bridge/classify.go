@@ -16,15 +16,15 @@ import (
 type outcome uint8
 
 const (
-	skipped   outcome = iota // unusable: no identifier, or live without metadata
-	created                  // new, or back after a deletion: a created event
-	updated                  // content hash or set membership changed: an updated event
-	deleted                  // a live record deleted upstream or unseen by reconciliation
-	unchanged                // nothing a destination sees; upstream facts may still be kept
-	tombstone                // deleted on first sight: stored, no event
-	stale                    // an older datestamp than the stored one: ignored
-	fetch                    // reconciliation listed an identifier the store lacks
-	quarantined              // the decoder could not use the record (oaipmh.RecordError)
+	skipped     outcome = iota // unusable: no identifier, or live without metadata
+	created                    // new, or back after a deletion: a created event
+	updated                    // content hash or set membership changed: an updated event
+	deleted                    // a live record deleted upstream or unseen by reconciliation
+	unchanged                  // nothing a destination sees; upstream facts may still be kept
+	tombstone                  // deleted on first sight: stored, no event
+	stale                      // an older datestamp than the stored one: ignored
+	fetch                      // reconciliation listed an identifier the store lacks
+	quarantined                // the decoder could not use the record (oaipmh.RecordError)
 )
 
 // decision is what to do about one record: the state to store (nil: nothing),

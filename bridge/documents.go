@@ -76,6 +76,10 @@ func (s *Server) capabilityList(w http.ResponseWriter, r *http.Request, rs resou
 		if rs.dumped(s.cfg) {
 			d.Write(rsync.Entry{Loc: rs.changeDump(), MD: &rsync.MD{Capability: rsync.ChangeDump}})
 		}
+		if s.cfg.Notification.On() {
+			d.Write(rsync.Entry{Loc: rs.topic(), MD: &rsync.MD{Capability: changeNotification},
+				Links: []rsync.Link{{Rel: "hub", Href: hubURL(s.cfg, s.base)}}})
+		}
 		return d.Close()
 	})
 }
@@ -284,16 +288,7 @@ func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceS
 		if l.Count > 0 {
 			via := getRecordURL(rs.repo.BaseURL, rs.prefix)
 			err := snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
-				e := rsync.Entry{Loc: rs.resource(ev.Identifier), MD: &rsync.MD{Change: ev.Change.String(), DateTime: ev.Time}}
-				if ev.Change != store.Deleted {
-					e.LastMod = ev.Time
-					e.MD.Hash, e.MD.Length, e.MD.HasLength, e.MD.Type = rsync.Hash(ev.MD5, ev.SHA256), ev.Length, true, xmlType
-				}
-				e.Links = []rsync.Link{{Rel: "via", Href: via(ev.Identifier), Modified: ev.Datestamp}}
-				if ev.Change != store.Deleted {
-					e.Links = append(e.Links, rsync.Link{Rel: "collection", Href: aggregationURL(rs.base, rs.repo.Name, ev.Identifier)})
-				}
-				return d.Write(e)
+				return d.Write(changeEntry(rs, via, ev))
 			})
 			if err != nil {
 				return err
@@ -342,4 +337,28 @@ func (s *Server) resource(w http.ResponseWriter, r *http.Request) {
 	// ServeContent answers conditional requests (304), HEAD and ranges, and sets
 	// Content-Length and Last-Modified.
 	http.ServeContent(w, r, "", rec.Modified, bytes.NewReader(meta))
+}
+
+// channel serves a set's change-notification topic (CN-024..CN-027): 200,
+// application/xml, Link self and hub, and the latest notification as the body
+// (empty, with Content-Length 0, before the first).
+func (s *Server) channel(w http.ResponseWriter, r *http.Request, rs resourceSet) {
+	if !s.cfg.Notification.On() {
+		httpError(w, http.StatusNotFound, "change notification is off (notification.enabled)")
+		return
+	}
+	var ch store.Channel
+	err := s.db.View(r.Context(), func(snap *store.Snap) error {
+		var err error
+		ch, err = snap.Channel(rs.repo.Name, rs.prefix, rs.set)
+		return err
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", xmlType)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="self", <%s>; rel="hub", <%s>; rel="resourcesync"`, rs.topic(), hubURL(s.cfg, s.base), rs.capabilityList()))
+	http.ServeContent(w, r, "", ch.LatestTime, bytes.NewReader(ch.Latest))
 }

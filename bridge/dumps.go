@@ -419,7 +419,9 @@ func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.Ch
 		}
 		m := rsync.NewURLSet(io.MultiWriter(w, mf), rsync.MD{Capability: rsync.ChangeDumpManifest, From: l.From, Until: until},
 			rsync.Link{Rel: "up", Href: rs.capabilityList()})
-		path := func(ev *store.SetEvent) string { return fmt.Sprintf("changes/%010d-%s", ev.Seq, packageName(ev.Identifier)) }
+		path := func(ev *store.SetEvent) string {
+			return fmt.Sprintf("changes/%010d-%s", ev.Seq, packageName(ev.Identifier))
+		}
 		err = snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
 			e := rsync.Entry{Loc: rs.resource(ev.Identifier), MD: &rsync.MD{Change: ev.Change.String(), DateTime: ev.Time}}
 			if ev.Change != store.Deleted {

@@ -29,19 +29,19 @@ import (
 // source is an upstream, a store, a harvester and the ResourceSync server, all
 // on one controllable clock.
 type source struct {
-	t      *testing.T
-	up     *oaiserver.Synthetic
-	clock  *clock
-	db     *store.DB
-	cfg    *config.Config
-	srv    *httptest.Server
-	upSrv  *httptest.Server
+	t       testing.TB
+	up      *oaiserver.Synthetic
+	clock   *clock
+	db      *store.DB
+	cfg     *config.Config
+	srv     *httptest.Server
+	upSrv   *httptest.Server
 	h       *Harvester
 	prefix  []string
 	dumpDir string
 }
 
-func newSource(t *testing.T, o oaiserver.Options, pageLimit int, period time.Duration) *source {
+func newSource(t testing.TB, o oaiserver.Options, pageLimit int, period time.Duration) *source {
 	t.Helper()
 	s := &source{t: t, clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}}
 	o.Now = s.clock.now

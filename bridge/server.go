@@ -34,6 +34,7 @@ type Server struct {
 	streams   chan struct{} // one token per large document streaming now
 	writeIdle time.Duration
 	dumpDir   string
+	hub       http.Handler
 }
 
 // ServerOptions are the optional parts of NewServer.
@@ -41,6 +42,9 @@ type ServerOptions struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	DumpDir string // default DumpDir(cfg)
+	// Hub is mounted at {base}/websub (Notifier.Hub); nil with notification
+	// off. Channels are advertised whenever notification is on.
+	Hub http.Handler
 }
 
 // NewServer builds a server over an open store. Change Lists are cut by the
@@ -59,7 +63,7 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) *Server {
 	return &Server{setCatalog: setCatalog{cfg: cfg, db: db, base: base}, cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
 		limit: cfg.ResourceSync.PageLimit, pages: parsePages(),
 		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle),
-		dumpDir: o.DumpDir}
+		dumpDir: o.DumpDir, hub: o.Hub}
 }
 
 const xmlType = "application/xml"
@@ -75,6 +79,9 @@ func (s *Server) Handler() http.Handler {
 	r.HandleFunc("/.well-known/resourcesync", s.sourceDescription).Methods(get...)
 	r.HandleFunc("/robots.txt", s.robots).Methods(get...)
 	r.HandleFunc("/{repo}/{prefix}/resource/{id}", s.resource).Methods(get...)
+	if s.hub != nil && s.cfg.Notification.On() {
+		r.Handle("/websub", s.hub)
+	}
 	r.HandleFunc("/{repo}/map/{id}", s.resourceMap).Methods(get...)
 	r.HandleFunc("/{repo}/map-0.2/{id}", s.resourceMap02).Methods(get...)
 	for _, set := range []string{"/{repo}/{prefix}/all", "/{repo}/{prefix}/set/{set}"} {
@@ -84,6 +91,7 @@ func (s *Server) Handler() http.Handler {
 		r.HandleFunc(set+"/resourcelist-{page:[0-9]+}.xml", s.streaming(s.withSet(s.resourceListPage))).Methods(get...)
 		r.HandleFunc(set+"/changelist.xml", s.withSet(s.changeListIndex)).Methods(get...)
 		r.HandleFunc(set+"/changelist-{list}.xml", s.streaming(s.withSet(s.changeList))).Methods(get...)
+		r.HandleFunc(set+"/changenotification.xml", s.withSet(s.channel)).Methods(get...)
 		r.HandleFunc(set+"/resourcedump.xml", s.withSet(s.resourceDumpDoc)).Methods(get...)
 		r.HandleFunc(set+"/changedump.xml", s.withSet(s.changeDumpDoc)).Methods(get...)
 		r.HandleFunc(set+"/dump/{file}", s.streaming(s.withSet(s.dumpFileHandler))).Methods(get...)

@@ -36,6 +36,10 @@ const (
 	DefaultDumpPackageBytes = 100 << 20
 	DefaultDumpInterval     = time.Hour
 	DefaultDumpGrace        = time.Hour
+	DefaultNotifyEntries    = 1000
+	DefaultNotifyWorkers    = 16
+	DefaultNotifyAttempts   = 12
+	DefaultNotifyTimeout    = 30 * time.Second
 	DefaultMaxStreams       = 16
 	DefaultWriteIdle        = 30 * time.Second
 )
@@ -61,6 +65,7 @@ type Config struct {
 	Store        Store        `yaml:"store"`
 	ResourceSync ResourceSync `yaml:"resourcesync"`
 	Server       Server       `yaml:"server"`
+	Notification Notification `yaml:"notification"`
 	// Defaults holds harvest settings inherited by every repository
 	// unless the repository overrides them.
 	Defaults     Harvest      `yaml:"defaults"`
@@ -83,6 +88,31 @@ type Store struct {
 func (s Store) Sync() bool {
 	return s.SyncWrites == nil || *s.SyncWrites
 }
+
+// Notification configures ResourceSync Change Notification over WebSub.
+type Notification struct {
+	// Enabled publishes a change-notification channel per resource set; nil
+	// means true. Use On.
+	Enabled *bool `yaml:"enabled"`
+	// HubURL, when set, sends every notification to this external WebSub
+	// hub (it must relay the posted payload) instead of the embedded hub.
+	HubURL string `yaml:"hub_url"`
+	// AllowPrivateCallbacks lets subscribers use callbacks on private,
+	// loopback or link-local addresses (closed networks, tests).
+	AllowPrivateCallbacks bool `yaml:"allow_private_callbacks"`
+	// MaxEntries caps the changes in one notification; more are split into
+	// several, each with its own consecutive interval.
+	MaxEntries int `yaml:"max_entries"`
+	// Workers bounds the deliveries in flight at once.
+	Workers int `yaml:"workers"`
+	// MaxAttempts is how often a delivery is tried before it is given up.
+	MaxAttempts int `yaml:"max_attempts"`
+	// Timeout bounds each request to a subscriber.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// On reports whether Change Notification is enabled (default true).
+func (n Notification) On() bool { return n.Enabled == nil || *n.Enabled }
 
 // Server bounds what clients of the HTTP server can hold.
 type Server struct {
@@ -300,6 +330,8 @@ func Default() *Config {
 			DumpGrace:        DefaultDumpGrace,
 		},
 		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle},
+		Notification: Notification{MaxEntries: DefaultNotifyEntries, Workers: DefaultNotifyWorkers,
+			MaxAttempts: DefaultNotifyAttempts, Timeout: DefaultNotifyTimeout},
 	}
 }
 

@@ -56,7 +56,8 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 			DumpInterval:     time.Hour,
 			DumpGrace:        time.Hour,
 		},
-		Server: Server{MaxStreams: 16, WriteIdle: 30 * time.Second},
+		Server:       Server{MaxStreams: 16, WriteIdle: 30 * time.Second},
+		Notification: Notification{MaxEntries: 1000, Workers: 16, MaxAttempts: 12, Timeout: 30 * time.Second},
 		Repositories: []Repository{{
 			Name:             "a",
 			BaseURL:          "http://a.example/oai",
@@ -671,7 +672,8 @@ func TestExampleLoads(t *testing.T) {
 	d.SetDefaults()
 	if c.Listen != d.Listen || c.BaseURL != d.BaseURL || c.DataDir != d.DataDir ||
 		c.Contact != "" || c.LogLevel != d.LogLevel || !c.Store.Sync() ||
-		c.Store.GCInterval != d.Store.GCInterval || c.ResourceSync != d.ResourceSync || c.Server != d.Server {
+		c.Store.GCInterval != d.Store.GCInterval || c.ResourceSync != d.ResourceSync || c.Server != d.Server || c.Notification.On() != d.Notification.On() ||
+		c.Notification.MaxEntries != d.Notification.MaxEntries || c.Notification.HubURL != "" {
 		t.Errorf("example.yaml top-level values differ from the built-in defaults:\n%+v\n%+v", c, d)
 	}
 	full := c.Repositories[len(c.Repositories)-1]

@@ -73,6 +73,22 @@ func (c *Config) Validate() error {
 	if rs.DumpGrace < 0 {
 		p.addf("resourcesync.dump_grace", "must be >= 0 (got %s)", fmtDuration(rs.DumpGrace))
 	}
+	n := c.Notification
+	if n.HubURL != "" {
+		p.publicURL("notification.hub_url", n.HubURL)
+	}
+	if n.MaxEntries < 1 || n.MaxEntries > DefaultPageLimit {
+		p.addf("notification.max_entries", "must be between 1 and %d (got %d)", DefaultPageLimit, n.MaxEntries)
+	}
+	if n.Workers < 1 {
+		p.addf("notification.workers", "must be >= 1 (got %d)", n.Workers)
+	}
+	if n.MaxAttempts < 1 {
+		p.addf("notification.max_attempts", "must be >= 1 (got %d)", n.MaxAttempts)
+	}
+	if n.Timeout < time.Second {
+		p.addf("notification.timeout", "must be >= 1s (got %s)", fmtDuration(n.Timeout))
+	}
 	if c.Server.MaxStreams < 1 {
 		p.addf("server.max_streams", "must be >= 1 (got %d)", c.Server.MaxStreams)
 	}

@@ -61,6 +61,7 @@ type Delivery struct {
 // event already notified and the until of the last notification, which is
 // the from of the next (CN-010).
 type Channel struct {
+	Started    time.Time `json:"started,omitzero"` // when notifications of the set began (zero: not yet)
 	LastSeq    uint64    `json:"last_seq"`
 	Until      time.Time `json:"until"`
 	LatestID   uint64    `json:"latest_id,omitempty"` // newest notification, served at the topic URI

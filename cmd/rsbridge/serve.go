@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rsbridge/rsbridge/bridge"
@@ -86,7 +87,21 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	}
 	defer db.Close()
 	dumper := bridge.NewDumper(cfg, db, bridge.DumperOptions{Logger: log})
-	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log, Changed: func(string, string) { dumper.Changed() }})
+	var notifier *bridge.Notifier
+	var hub http.Handler
+	if cfg.Notification.On() {
+		if notifier, err = bridge.NewNotifier(cfg, db, bridge.NotifierOptions{Logger: log}); err != nil {
+			return err
+		}
+		hub = notifier.Hub()
+	}
+	changed := func(string, string) {
+		dumper.Changed()
+		if notifier != nil {
+			notifier.Changed()
+		}
+	}
+	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log, Changed: changed})
 	if err != nil {
 		return err
 	}
@@ -102,7 +117,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 		cfg.BaseURL = u.String()
 	}
 	hs := &http.Server{
-		Handler:           bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log}).Handler(),
+		Handler:           bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, Hub: hub}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Large documents push their own deadline back as the client reads
 		// (server.write_idle); this bounds everything else.
@@ -112,9 +127,12 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	sched.Start()
-	dumpCtx, stopDumps := context.WithCancel(context.Background())
-	dumpsDone := make(chan struct{})
-	go func() { defer close(dumpsDone); dumper.Run(dumpCtx) }()
+	bgCtx, stopBackground := context.WithCancel(context.Background())
+	var background sync.WaitGroup
+	background.Go(func() { dumper.Run(bgCtx) })
+	if notifier != nil {
+		background.Go(func() { notifier.Run(bgCtx) })
+	}
 	fmt.Fprintf(stdout, "rsbridge %s listening on http://%s\nSource Description: %s/.well-known/resourcesync\n", bridge.Version, ln.Addr(), cfg.BaseURL)
 
 	var serveErr error
@@ -132,8 +150,10 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	if err := sched.Stop(shut); err != nil {
 		log.Warn("scheduler shutdown", "err", err)
 	}
-	stopDumps() // a build in progress stops and leaves no listed file behind
-	<-dumpsDone
+	// A dump build in progress stops and leaves no listed file behind; the
+	// hub keeps what it has not delivered for the next start.
+	stopBackground()
+	background.Wait()
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}

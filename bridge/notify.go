@@ -1,0 +1,295 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rsbridge/rsbridge/bridge/websub"
+	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/rsync"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// ResourceSync Change Notification (issue 9, change-notification.md): every
+// resource set is a channel, a WebSub topic at {set}/changenotification.xml,
+// advertised in its Capability List. After each harvest commit that changed a
+// set, the Notifier publishes the set's new changes through the hub (the
+// embedded one at {base}/websub, or an external one): one notification per
+// max_entries changes, in order, each covering [from, until] where from is the
+// previous notification's until (CN-010) and until the time of its last
+// change, so an event committed later can never fall before it.
+
+// changeNotification is the capability of a notification payload and of a
+// channel's Capability List entry.
+const changeNotification = "change-notification"
+
+func (rs resourceSet) topic() string { return rs.path() + "/changenotification.xml" }
+
+// hubURL is the hub destinations subscribe at.
+func hubURL(cfg *config.Config, base string) string {
+	if cfg.Notification.HubURL != "" {
+		return cfg.Notification.HubURL
+	}
+	return base + "/websub"
+}
+
+// NotifierOptions are the optional parts of NewNotifier.
+type NotifierOptions struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Hub settings tests override (nil = the configuration's).
+	HubOptions func(*websub.Options)
+}
+
+// Notifier publishes change notifications; it owns the hub.
+type Notifier struct {
+	sets   setCatalog
+	cfg    *config.Config
+	db     *store.DB
+	log    *slog.Logger
+	now    func() time.Time
+	hub    *websub.Hub
+	hubURL string
+	wake   chan struct{}
+
+	mu      sync.Mutex
+	topics  map[string]string // topic -> Capability List, refreshed every minute
+	fetched time.Time
+	last    error
+}
+
+// NewNotifier builds the notifier and its hub (not started: Run starts it).
+func NewNotifier(cfg *config.Config, db *store.DB, o NotifierOptions) (*Notifier, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	n := &Notifier{sets: setCatalog{cfg: cfg, db: db, base: base}, cfg: cfg, db: db, log: o.Logger.With("component", "notify"),
+		now: o.Now, hubURL: hubURL(cfg, base), wake: make(chan struct{}, 1)}
+	nc := cfg.Notification
+	ho := websub.Options{HubURL: base + "/websub", DB: db, Topic: n.topic, ExternalHub: nc.HubURL,
+		AllowPrivateCallbacks: nc.AllowPrivateCallbacks, Workers: nc.Workers, MaxAttempts: nc.MaxAttempts,
+		Timeout: nc.Timeout, Logger: o.Logger.With("component", "websub"), Now: o.Now}
+	if o.HubOptions != nil {
+		o.HubOptions(&ho)
+	}
+	hub, err := websub.New(ho)
+	if err != nil {
+		return nil, fmt.Errorf("notification hub: %w", err)
+	}
+	n.hub = hub
+	return n, nil
+}
+
+// Hub is the embedded hub's HTTP handler (it refuses subscriptions, pointing
+// to the external hub, when notification.hub_url is set).
+func (n *Notifier) Hub() http.Handler { return n.hub }
+
+// Stats are the hub's figures: subscribers per topic, deliveries, failures,
+// the oldest undelivered notification.
+func (n *Notifier) Stats() websub.Stats { return n.hub.Stats() }
+
+// LastError is the last round's failure, or nil.
+func (n *Notifier) LastError() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.last
+}
+
+// topic tells the hub whether a topic is a channel of this source, and its
+// Capability List.
+func (n *Notifier) topic(topic string) (string, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.topics == nil || n.now().Sub(n.fetched) > time.Minute {
+		sets, err := n.sets.resourceSets(context.Background())
+		if err != nil {
+			n.log.Warn("cannot list the channels", "err", err)
+			return "", false
+		}
+		n.topics = make(map[string]string, len(sets))
+		for _, rs := range sets {
+			n.topics[rs.topic()] = rs.capabilityList()
+		}
+		n.fetched = n.now()
+	}
+	cl, ok := n.topics[topic]
+	return cl, ok
+}
+
+// Changed tells the notifier a harvest committed changes.
+func (n *Notifier) Changed() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run starts the hub and publishes until ctx ends, then closes the hub
+// (undelivered notifications stay in the store for the next start).
+func (n *Notifier) Run(ctx context.Context) {
+	n.hub.Start()
+	defer func() {
+		shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := n.hub.Close(shut); err != nil {
+			n.log.Warn("notification hub shutdown", "err", err)
+		}
+	}()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		n.Publish(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-n.wake:
+			// Let the pages of a burst commit together: one notification
+			// rather than one per page (still within a second of a commit).
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// Publish sends every set's changes not yet notified; errors are logged and
+// kept for the status page, and the next round tries again.
+func (n *Notifier) Publish(ctx context.Context) {
+	err := n.publish(ctx)
+	n.mu.Lock()
+	n.last = err
+	n.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		n.log.Error("change notification: will try again", "err", err)
+	}
+}
+
+func (n *Notifier) publish(ctx context.Context) error {
+	sets, err := n.sets.resourceSets(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, rs := range sets {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := n.publishSet(ctx, rs); err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: %w", rs.topic(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// errFull stops a read of change entries at max_entries.
+var errFull = errors.New("notification full")
+
+// publishSet sends the set's changes after its channel's cursor, in
+// notifications of at most max_entries.
+func (n *Notifier) publishSet(ctx context.Context, rs resourceSet) error {
+	for {
+		var ch store.Channel
+		var payload bytes.Buffer
+		var count int
+		var lastSeq uint64
+		var until time.Time
+		started := false
+		err := n.db.View(ctx, func(snap *store.Snap) error {
+			var err error
+			if ch, err = snap.Channel(rs.repo.Name, rs.prefix, rs.set); err != nil {
+				return err
+			}
+			if ch.Started.IsZero() {
+				// A new channel notifies the changes from now on; the past is
+				// in the Change Lists.
+				lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set, n.now())
+				if err != nil {
+					return err
+				}
+				for _, l := range lists {
+					if l.LastSeq > ch.LastSeq {
+						ch.LastSeq, ch.Until = l.LastSeq, l.LastTime
+					}
+				}
+				ch.Started, started = n.now().UTC(), true
+				return nil
+			}
+			var entries []*store.SetEvent
+			err = snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, ch.LastSeq+1, math.MaxUint64, func(ev *store.SetEvent) error {
+				if len(entries) == n.cfg.Notification.MaxEntries {
+					return errFull
+				}
+				entries = append(entries, ev)
+				return nil
+			})
+			if err != nil && !errors.Is(err, errFull) {
+				return err
+			}
+			if len(entries) == 0 {
+				return nil
+			}
+			from := ch.Until
+			if from.IsZero() || from.After(entries[0].Time) {
+				from = entries[0].Time
+			}
+			until = entries[len(entries)-1].Time
+			lastSeq, count = entries[len(entries)-1].Seq, len(entries)
+			w := rsync.NewURLSet(&payload, rsync.MD{Capability: changeNotification, From: from, Until: until},
+				rsync.Link{Rel: "up", Href: rs.capabilityList()})
+			via := getRecordURL(rs.repo.BaseURL, rs.prefix)
+			for _, ev := range entries {
+				w.Write(changeEntry(rs, via, ev))
+			}
+			return w.Close()
+		})
+		if err != nil {
+			return err
+		}
+		if started {
+			if err := n.db.PutChannel(rs.repo.Name, rs.prefix, rs.set, ch); err != nil {
+				return err
+			}
+			continue
+		}
+		if count == 0 {
+			return nil
+		}
+		if err := n.hub.Publish(ctx, rs.topic(), payload.Bytes()); err != nil {
+			return err
+		}
+		ch.LastSeq, ch.Until, ch.Latest, ch.LatestTime = lastSeq, until, payload.Bytes(), n.now().UTC()
+		if err := n.db.PutChannel(rs.repo.Name, rs.prefix, rs.set, ch); err != nil {
+			return err
+		}
+		n.log.Debug("change notification published", "topic", rs.topic(), "changes", count)
+	}
+}
+
+// changeEntry is the entry of one change, as in a Change List.
+func changeEntry(rs resourceSet, via func(string) string, ev *store.SetEvent) rsync.Entry {
+	e := rsync.Entry{Loc: rs.resource(ev.Identifier), MD: &rsync.MD{Change: ev.Change.String(), DateTime: ev.Time}}
+	if ev.Change != store.Deleted {
+		e.LastMod = ev.Time
+		e.MD.Hash, e.MD.Length, e.MD.HasLength, e.MD.Type = rsync.Hash(ev.MD5, ev.SHA256), ev.Length, true, xmlType
+	}
+	e.Links = []rsync.Link{{Rel: "via", Href: via(ev.Identifier), Modified: ev.Datestamp}}
+	if ev.Change != store.Deleted {
+		e.Links = append(e.Links, rsync.Link{Rel: "collection", Href: aggregationURL(rs.base, rs.repo.Name, ev.Identifier)})
+	}
+	return e
+}
