@@ -179,8 +179,7 @@ func remove(old *store.Record, datestamp time.Time) decision {
 // http(s) dc:identifier. The rules live with the rest of the extraction in
 // package ore.
 func landingPage(metadata []byte, repoHost string) string {
-	f, _ := ore.Extract(metadata, repoHost)
-	return f.Landing
+	return ore.Landing(metadata, repoHost)
 }
 
 func normaliseSets(specs []string) []string {
