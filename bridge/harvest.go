@@ -187,6 +187,11 @@ func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result,
 	}
 	h.refreshSets(ctx)
 	results, err := h.eachPrefix(ctx, func(prefix string) Result { return h.harvestPrefix(ctx, prefix, id, opts) })
+	// What the run committed is durable when it returns (with group commit
+	// the last second of it may not be yet).
+	if serr := h.db.Sync(); serr != nil {
+		err = errors.Join(err, fmt.Errorf("harvest %s: %w", h.repo.Name, serr))
+	}
 	h.recordOutcome(err)
 	return results, err
 }

@@ -45,6 +45,9 @@ func (h *Harvester) Reconcile(ctx context.Context, opts ReconcileOptions) ([]Res
 		return nil, nil
 	}
 	results, err := h.eachPrefix(ctx, func(prefix string) Result { return h.reconcilePrefix(ctx, prefix, id, opts) })
+	if serr := h.db.Sync(); serr != nil {
+		err = errors.Join(err, fmt.Errorf("reconcile %s: %w", h.repo.Name, serr))
+	}
 	if err == nil {
 		now := h.now().UTC()
 		if uerr := h.db.UpdateRepoInfo(h.repo.Name, func(ri *store.RepoInfo) { ri.LastReconcile = now }); uerr != nil {

@@ -17,6 +17,7 @@ const (
 	DefaultDataDir          = "./data"
 	DefaultLogLevel         = "info"
 	DefaultGCInterval       = 10 * time.Minute
+	DefaultSyncInterval     = time.Second
 	DefaultPageLimit        = 50000 // also the largest: the Sitemap limit, rsync.MaxEntries (a bridge test keeps them equal)
 	DefaultChangeListPeriod = 24 * time.Hour
 	DefaultMetadataPrefix   = "oai_dc"
@@ -74,8 +75,11 @@ type Config struct {
 
 // Store configures the Badger store.
 type Store struct {
-	// SyncWrites makes every commit fsync; nil means true. Use Sync.
+	// SyncWrites makes every commit fsync; nil means false. Use Sync.
 	SyncWrites *bool `yaml:"sync_writes"`
+	// SyncInterval fsyncs what was committed at most this often when
+	// SyncWrites is off (group commit); 0 leaves it to the operating system.
+	SyncInterval time.Duration `yaml:"sync_interval"`
 	// GCInterval is the value-log garbage collection period.
 	GCInterval time.Duration `yaml:"gc_interval"`
 	// MinFree is the free disk space (bytes) the data directory keeps: below
@@ -84,9 +88,10 @@ type Store struct {
 	MinFree int64 `yaml:"min_free"`
 }
 
-// Sync reports whether commits must be fsynced (default true).
+// Sync reports whether every commit must be fsynced (default false: group
+// commit every SyncInterval).
 func (s Store) Sync() bool {
-	return s.SyncWrites == nil || *s.SyncWrites
+	return s.SyncWrites != nil && *s.SyncWrites
 }
 
 // Notification configures ResourceSync Change Notification over WebSub.
@@ -319,7 +324,7 @@ func Default() *Config {
 		Listen:   DefaultListen,
 		DataDir:  DefaultDataDir,
 		LogLevel: DefaultLogLevel,
-		Store:    Store{GCInterval: DefaultGCInterval},
+		Store:    Store{GCInterval: DefaultGCInterval, SyncInterval: DefaultSyncInterval},
 		ResourceSync: ResourceSync{
 			PageLimit:        DefaultPageLimit,
 			ChangeListPeriod: DefaultChangeListPeriod,

@@ -46,7 +46,7 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 		BaseURL:  "http://127.0.0.1:8080",
 		DataDir:  "./data",
 		LogLevel: "info",
-		Store:    Store{GCInterval: 10 * time.Minute},
+		Store:    Store{GCInterval: 10 * time.Minute, SyncInterval: time.Second},
 		ResourceSync: ResourceSync{
 			PageLimit:        50000,
 			ChangeListPeriod: 24 * time.Hour,
@@ -69,8 +69,8 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", got, want)
 	}
-	if !got.Store.Sync() {
-		t.Error("Store.Sync() = false, want true by default")
+	if got.Store.Sync() {
+		t.Error("Store.Sync() = true, want false (group commit) by default")
 	}
 	wantSettings := Settings{
 		Timeout:        120 * time.Second,
@@ -671,7 +671,7 @@ func TestExampleLoads(t *testing.T) {
 	d := Default()
 	d.SetDefaults()
 	if c.Listen != d.Listen || c.BaseURL != d.BaseURL || c.DataDir != d.DataDir ||
-		c.Contact != "" || c.LogLevel != d.LogLevel || !c.Store.Sync() ||
+		c.Contact != "" || c.LogLevel != d.LogLevel || c.Store.Sync() || c.Store.SyncInterval != d.Store.SyncInterval ||
 		c.Store.GCInterval != d.Store.GCInterval || c.ResourceSync != d.ResourceSync || c.Server != d.Server || c.Notification.On() != d.Notification.On() ||
 		c.Notification.MaxEntries != d.Notification.MaxEntries || c.Notification.HubURL != "" {
 		t.Errorf("example.yaml top-level values differ from the built-in defaults:\n%+v\n%+v", c, d)

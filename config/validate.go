@@ -95,6 +95,9 @@ func (c *Config) Validate() error {
 	if c.Server.WriteIdle < time.Second {
 		p.addf("server.write_idle", "must be >= 1s (got %s)", fmtDuration(c.Server.WriteIdle))
 	}
+	if c.Store.SyncInterval < 0 {
+		p.addf("store.sync_interval", "must be >= 0 (got %s)", fmtDuration(c.Store.SyncInterval))
+	}
 	if c.Store.MinFree < 0 {
 		p.addf("store.min_free", "must be >= 0 bytes (got %d)", c.Store.MinFree)
 	}

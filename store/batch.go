@@ -68,6 +68,7 @@ func (b *Batch) commitTxn() error {
 	if err := b.txn.Commit(); err != nil {
 		return fmt.Errorf("store: commit %s/%s: %w", b.repo, b.prefix, err)
 	}
+	b.db.written.Store(true)
 	return nil
 }
 

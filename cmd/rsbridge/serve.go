@@ -21,7 +21,7 @@ import (
 
 func openStore(cfg *config.Config, log *slog.Logger) (*store.DB, error) {
 	return store.Open(store.Options{
-		Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), GCInterval: cfg.Store.GCInterval, Logger: log,
+		Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), SyncInterval: cfg.Store.SyncInterval, GCInterval: cfg.Store.GCInterval, Logger: log,
 		ChangeListLimit: cfg.ResourceSync.PageLimit, ChangeListPeriod: cfg.ResourceSync.ChangeListPeriod,
 		MinFree: uint64(cfg.Store.MinFree),
 	})
