@@ -119,27 +119,71 @@ type alternate struct {
 // same run of records however the store grows while a client walks the index.
 func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	at := s.now().UTC()
+	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
+		v, err := s.version(snap, rs)
+		key := fmt.Sprintf("resourcelist|%s|%d", rs.path(), v)
+		return key, "no-cache", at, func(w io.Writer) error {
+			var starts []string
+			count, err := snap.Pages(rs.repo.Name, rs.prefix, rs.set, s.limit, func(_ int, first string) error {
+				starts = append(starts, first)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if count <= s.limit {
+				return s.writeResources(w, snap, rs, at, "", s.limit, false)
+			}
+			d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ResourceList, At: at, Completed: at}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
+			for i, first := range starts {
+				d.Write(rsync.Entry{Loc: rs.resourceListPage(i+1, first)})
+			}
+			return d.Close()
+		}, err
+	})
+}
+
+// version is what the documents of a set are computed from: the Version of
+// its (repository, prefix), which every record write moves.
+func (s *Server) version(snap *store.Snap, rs resourceSet) (uint64, error) {
+	c, err := snap.Counter(rs.repo.Name, rs.prefix)
+	return c.Version, err
+}
+
+// cachedDocument serves a large document through the cache (cache.go). prep
+// runs on a store snapshot and returns the document's cache key (empty: do
+// not cache), its Cache-Control, its time, and the function that writes it; a
+// prep that already answered (a 404) returns a nil writer. The document is
+// rendered once per key from that snapshot into the cache and sent from there
+// after the snapshot is released; without the cache (or on a nearly full
+// disk) it is streamed from the snapshot as before.
+func (s *Server) cachedDocument(w http.ResponseWriter, r *http.Request, prep func(snap *store.Snap) (key, control string, modified time.Time, write func(io.Writer) error, err error)) {
+	var hit *cached
 	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
-		var starts []string
-		count, err := snap.Pages(rs.repo.Name, rs.prefix, rs.set, s.limit, func(_ int, first string) error {
-			starts = append(starts, first)
-			return nil
-		})
-		if err != nil {
+		key, control, modified, write, err := prep(snap)
+		if err != nil || write == nil {
 			return err
 		}
-		if !begin("no-cache") {
+		if key != "" {
+			e, ok, err := s.cache.get(key, control, modified, write)
+			if err != nil {
+				return err
+			}
+			if ok {
+				hit = e
+				return nil
+			}
+		}
+		if !begin(control) {
 			return nil
 		}
-		if count <= s.limit {
-			return s.writeResources(w, snap, rs, at, "", s.limit, false)
-		}
-		d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ResourceList, At: at, Completed: at}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
-		for i, first := range starts {
-			d.Write(rsync.Entry{Loc: rs.resourceListPage(i+1, first)})
-		}
-		return d.Close()
+		return write(w)
 	})
+	if hit != nil {
+		if err := hit.serve(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	}
 }
 
 // snapshotDocument runs fn on one store snapshot. fn prepares what it needs,
@@ -207,7 +251,11 @@ func (s *Server) resourceListPage(w http.ResponseWriter, r *http.Request, rs res
 		return
 	}
 	at := s.now().UTC()
-	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
+	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
+		v, err := s.version(snap, rs)
+		if err != nil {
+			return "", "", at, nil, err
+		}
 		first := ""
 		if ok {
 			// Pages start at identifiers the store knows (live or deleted, so
@@ -215,10 +263,10 @@ func (s *Server) resourceListPage(w http.ResponseWriter, r *http.Request, rs res
 			// any other value is not a page.
 			first = start[0]
 			if rec, err := snap.Record(rs.repo.Name, rs.prefix, first); err != nil {
-				return err
+				return "", "", at, nil, err
 			} else if rec == nil {
 				httpError(w, http.StatusNotFound, fmt.Sprintf("no resource list page starts at %q; read %s again", clip(first, 200), rs.resourceList()))
-				return nil
+				return "", "", at, nil, nil
 			}
 		} else {
 			found := false
@@ -228,73 +276,84 @@ func (s *Server) resourceListPage(w http.ResponseWriter, r *http.Request, rs res
 				}
 				return nil
 			}); err != nil {
-				return err
+				return "", "", at, nil, err
 			}
 			if !found && n > 1 {
 				httpError(w, http.StatusNotFound, fmt.Sprintf("resource list page %d does not exist", n))
-				return nil
+				return "", "", at, nil, nil
 			}
 		}
-		if !begin("no-cache") {
-			return nil
-		}
-		return s.writeResources(w, snap, rs, at, first, s.limit, true)
+		key := fmt.Sprintf("resourcelist-page|%s|%d|%s", rs.path(), v, first)
+		return key, "no-cache", at, func(w io.Writer) error { return s.writeResources(w, snap, rs, at, first, s.limit, true) }, nil
 	})
+}
+
+// slot is the Change List period a time falls in: open lists close when it
+// changes, without a write.
+func (s *Server) slot(now time.Time) int64 {
+	return now.UnixNano() / int64(s.cfg.ResourceSync.ChangeListPeriod)
 }
 
 func (s *Server) changeListIndex(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	now := s.now().UTC()
-	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
-		lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set, now)
-		if err != nil {
-			return err
-		}
-		if !begin("no-cache") {
-			return nil
-		}
-		d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ChangeList, From: lists[0].From}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
-		for _, l := range lists {
-			d.Write(rsync.Entry{Loc: rs.changeList(l.ID), MD: &rsync.MD{From: l.From, Until: l.Until(now)}})
-		}
-		return d.Close()
+	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
+		v, err := s.version(snap, rs)
+		key := fmt.Sprintf("changelist-index|%s|%d|%d", rs.path(), v, s.slot(now))
+		return key, "no-cache", now, func(w io.Writer) error {
+			lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set, now)
+			if err != nil {
+				return err
+			}
+			d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ChangeList, From: lists[0].From}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
+			for _, l := range lists {
+				d.Write(rsync.Entry{Loc: rs.changeList(l.ID), MD: &rsync.MD{From: l.From, Until: l.Until(now)}})
+			}
+			return d.Close()
+		}, err
 	})
 }
 
 // changeList serves one Change List: one entry per change in the set, in order,
 // with the detection time as datetime (GW-RS-08) and the upstream datestamp on
-// the via link. A closed list never changes and may be cached for long.
+// the via link. A closed list never changes: it is rendered once and may be
+// cached by clients for long.
 func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	id := vars(r)["list"]
 	now := s.now().UTC()
-	s.snapshotDocument(w, r, func(snap *store.Snap, begin func(string) bool) error {
+	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
 		l, err := snap.ChangeList(rs.repo.Name, rs.prefix, rs.set, id, now)
 		if err != nil {
-			return err
+			return "", "", now, nil, err
 		}
 		if l == nil {
 			httpError(w, http.StatusNotFound, fmt.Sprintf("no change list %q; see %s", id, rs.changeListIndex()))
-			return nil
+			return "", "", now, nil, nil
 		}
 		until := l.Until(now)
-		cache := "no-cache"
-		if !until.IsZero() {
-			cache = "public, max-age=31536000, immutable"
-		}
-		if !begin(cache) {
-			return nil
-		}
-		d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ChangeList, From: l.From, Until: until},
-			rsync.Link{Rel: "up", Href: rs.capabilityList()}, rsync.Link{Rel: "index", Href: rs.changeListIndex()})
-		if l.Count > 0 {
-			via := getRecordURL(rs.repo.BaseURL, rs.prefix)
-			err := snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
-				return d.Write(changeEntry(rs, via, ev))
-			})
+		control, key, modified := "no-cache", "", now
+		if until.IsZero() {
+			v, err := s.version(snap, rs)
 			if err != nil {
-				return err
+				return "", "", now, nil, err
 			}
+			key = fmt.Sprintf("changelist|%s|%s|%d|%d", rs.path(), id, v, s.slot(now))
+		} else {
+			control, key, modified = "public, max-age=31536000, immutable", fmt.Sprintf("changelist|%s|%s|closed", rs.path(), id), until
 		}
-		return d.Close()
+		return key, control, modified, func(w io.Writer) error {
+			d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ChangeList, From: l.From, Until: until},
+				rsync.Link{Rel: "up", Href: rs.capabilityList()}, rsync.Link{Rel: "index", Href: rs.changeListIndex()})
+			if l.Count > 0 {
+				via := getRecordURL(rs.repo.BaseURL, rs.prefix)
+				err := snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
+					return d.Write(changeEntry(rs, via, ev))
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return d.Close()
+		}, nil
 	})
 }
 

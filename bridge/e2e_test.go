@@ -82,7 +82,7 @@ func newSource(t testing.TB, o oaiserver.Options, pageLimit int, period time.Dur
 	}
 	s.dumpDir = t.TempDir()
 	mu.Lock()
-	handler = NewServer(cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir}).Handler()
+	handler = NewServer(cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, CacheDir: t.TempDir()}).Handler()
 	mu.Unlock()
 	return s
 }

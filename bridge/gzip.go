@@ -5,30 +5,29 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // gzipDocuments compresses ResourceSync documents and pages, only for clients
 // that ask with Accept-Encoding: gzip (the reference client never does).
 // Resources are served as stored, so their bytes, length and hash agree with
-// the lists.
+// the lists; dump packages are ZIP files already; a handler that sets
+// Content-Encoding itself (a cached document served in its stored gzip form)
+// is passed through. Compressors are pooled: each holds about 1 MB.
 func gzipDocuments(next http.Handler) http.Handler {
+	var pool sync.Pool
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "/resource/") || !acceptsGzip(r.Header.Get("Accept-Encoding")) || r.Method == http.MethodHead {
-			if !strings.Contains(r.URL.Path, "/resource/") {
-				w.Header().Add("Vary", "Accept-Encoding")
-			}
+		if strings.Contains(r.URL.Path, "/resource/") {
 			next.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Add("Vary", "Accept-Encoding")
-		zw := gzip.NewWriter(w)
-		gw := &gzipWriter{ResponseWriter: w, zw: zw}
-		defer func() {
-			if !gw.plain {
-				zw.Close()
-			}
-		}()
+		if !acceptsGzip(r.Header.Get("Accept-Encoding")) || r.Method == http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		gw := &gzipWriter{ResponseWriter: w, pool: &pool}
+		defer gw.close()
 		next.ServeHTTP(gw, r)
 	})
 }
@@ -52,20 +51,43 @@ func acceptsGzip(v string) bool {
 	return false
 }
 
+// gzipWriter decides when the status is known: error responses, responses
+// the handler encoded itself and content that does not compress go out as
+// they are; the rest is compressed.
 type gzipWriter struct {
 	http.ResponseWriter
-	zw    *gzip.Writer
-	plain bool // an error response: sent uncompressed
+	pool  *sync.Pool
+	zw    *gzip.Writer // nil: passed through
 	wrote bool
+}
+
+func compressible(contentType string) bool {
+	ct, _, _ := strings.Cut(contentType, ";")
+	switch strings.TrimSpace(ct) {
+	case "application/xml", "text/xml", "application/atom+xml", "text/html", "text/plain", "application/json":
+		return true
+	}
+	return false
 }
 
 func (g *gzipWriter) WriteHeader(code int) {
 	if !g.wrote {
 		g.wrote = true
-		g.Header().Del("Content-Length")
-		if code >= 300 {
-			g.plain = true
-			g.Header().Del("Content-Encoding")
+		h := g.Header()
+		if code < 300 && code != http.StatusNoContent && h.Get("Content-Encoding") == "" && compressible(h.Get("Content-Type")) {
+			h.Del("Content-Length")
+			h.Set("Content-Encoding", "gzip")
+			// Compressed on the fly, the bytes are another representation:
+			// the ETag becomes weak, which If-None-Match still matches.
+			if etag := h.Get("ETag"); strings.HasPrefix(etag, `"`) {
+				h.Set("ETag", "W/"+etag)
+			}
+			if z, ok := g.pool.Get().(*gzip.Writer); ok {
+				z.Reset(g.ResponseWriter)
+				g.zw = z
+			} else {
+				g.zw = gzip.NewWriter(g.ResponseWriter)
+			}
 		}
 	}
 	g.ResponseWriter.WriteHeader(code)
@@ -77,8 +99,15 @@ func (g *gzipWriter) Write(b []byte) (int, error) {
 	if !g.wrote {
 		g.WriteHeader(http.StatusOK)
 	}
-	if g.plain {
+	if g.zw == nil {
 		return g.ResponseWriter.Write(b)
 	}
 	return g.zw.Write(b)
+}
+
+func (g *gzipWriter) close() {
+	if g.zw != nil {
+		g.zw.Close()
+		g.pool.Put(g.zw)
+	}
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -53,6 +54,21 @@ func (w *idleWriter) Write(b []byte) (int, error) {
 }
 
 func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// ReadFrom keeps sendfile for files (the document cache, dump packages):
+// it copies 8 MiB at a time through the connection's own ReadFrom, pushing
+// the deadline back before each.
+func (w *idleWriter) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for {
+		w.rc.SetWriteDeadline(time.Now().Add(w.idle))
+		n, err := io.Copy(w.ResponseWriter, io.LimitReader(r, 8<<20))
+		total += n
+		if err != nil || n < 8<<20 {
+			return total, err
+		}
+	}
+}
 
 // clientGone reports an error that means the client went away or stopped
 // reading: not the server's failure, so not worth an ERROR line.

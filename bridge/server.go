@@ -35,6 +35,7 @@ type Server struct {
 	writeIdle time.Duration
 	dumpDir   string
 	hub       http.Handler
+	cache     *docCache // nil: documents are streamed from the store every time
 }
 
 // ServerOptions are the optional parts of NewServer.
@@ -45,6 +46,9 @@ type ServerOptions struct {
 	// Hub is mounted at {base}/websub (Notifier.Hub); nil with notification
 	// off. Channels are advertised whenever notification is on.
 	Hub http.Handler
+	// CacheDir holds rendered documents (emptied at start); "" renders every
+	// document afresh.
+	CacheDir string
 }
 
 // NewServer builds a server over an open store. Change Lists are cut by the
@@ -60,10 +64,19 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) *Server {
 	if o.DumpDir == "" {
 		o.DumpDir = DumpDir(cfg)
 	}
-	return &Server{setCatalog: setCatalog{cfg: cfg, db: db, base: base}, cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
+	srv := &Server{setCatalog: setCatalog{cfg: cfg, db: db, base: base}, cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
 		limit: cfg.ResourceSync.PageLimit, pages: parsePages(),
 		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle),
 		dumpDir: o.DumpDir, hub: o.Hub}
+	if o.CacheDir != "" {
+		c, err := newDocCache(o.CacheDir, cmp.Or(cfg.Server.CacheBytes, config.DefaultCacheBytes), o.Logger, db.CheckSpace)
+		if err != nil {
+			o.Logger.Error("document cache off", "err", err)
+		} else {
+			srv.cache = c
+		}
+	}
+	return srv
 }
 
 const xmlType = "application/xml"

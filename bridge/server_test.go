@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"compress/gzip"
 	"io"
 	"net/http"
@@ -154,5 +155,57 @@ func TestDiscoveryPages(t *testing.T) {
 func TestPageLimitIsSitemapLimit(t *testing.T) {
 	if config.DefaultPageLimit != rsync.MaxEntries {
 		t.Fatalf("config.DefaultPageLimit %d, rsync.MaxEntries %d", config.DefaultPageLimit, rsync.MaxEntries)
+	}
+}
+
+// TestDocumentCache: large documents are rendered once per state of the
+// store, answer If-None-Match with 304 in both encodings, and change as soon
+// as a harvest writes a record (a datestamp bump included).
+func TestDocumentCache(t *testing.T) {
+	s := newSource(t, oaiserver.Options{Records: 20, PageSize: 10}, 50, time.Hour)
+	s.harvest()
+	get := func(path string, hdr ...string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("GET", s.srv.URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	const rl = "/demo/oai_dc/all/resourcelist.xml"
+	r1, b1 := get(rl)
+	r2, b2 := get(rl)
+	etag := r1.Header.Get("ETag")
+	if etag == "" || r2.Header.Get("ETag") != etag || !bytes.Equal(b1, b2) {
+		t.Fatalf("a second GET is not the cached document: %q %q", etag, r2.Header.Get("ETag"))
+	}
+	if r, _ := get(rl, "If-None-Match", etag); r.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d", r.StatusCode)
+	}
+	rz, bz := get(rl, "Accept-Encoding", "gzip")
+	zr, err := gzip.NewReader(bytes.NewReader(bz))
+	if err != nil || rz.Header.Get("Content-Encoding") != "gzip" || rz.Header.Get("ETag") == etag {
+		t.Fatalf("gzip: %v %v", err, rz.Header)
+	}
+	unz, _ := io.ReadAll(zr)
+	if !bytes.Equal(unz, b1) {
+		t.Error("the gzip form differs from the plain one")
+	}
+	if r, _ := get(rl, "Accept-Encoding", "gzip", "If-None-Match", rz.Header.Get("ETag")); r.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match on the gzip form: %d", r.StatusCode)
+	}
+	// A datestamp bump writes the record (its via link's modified changes).
+	at := s.advance(time.Minute)
+	s.up.Touch(3, at)
+	s.advance(time.Minute)
+	s.harvest()
+	r3, b3 := get(rl, "If-None-Match", etag)
+	if r3.StatusCode != 200 || r3.Header.Get("ETag") == etag || bytes.Equal(b3, b1) {
+		t.Errorf("after a datestamp bump: %d, same ETag %v", r3.StatusCode, r3.Header.Get("ETag") == etag)
 	}
 }

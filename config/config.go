@@ -41,6 +41,7 @@ const (
 	DefaultNotifyWorkers    = 16
 	DefaultNotifyAttempts   = 12
 	DefaultNotifyTimeout    = 30 * time.Second
+	DefaultCacheBytes       = 1 << 30
 	DefaultMaxStreams       = 16
 	DefaultWriteIdle        = 30 * time.Second
 )
@@ -129,6 +130,9 @@ type Server struct {
 	// a response; a client that stops reading is cut off after it, so it
 	// cannot hold a store snapshot.
 	WriteIdle time.Duration `yaml:"write_idle"`
+	// CacheBytes bounds the files of rendered large documents (Resource and
+	// Change Lists) kept under data_dir/cache.
+	CacheBytes int64 `yaml:"cache_bytes"`
 }
 
 // ResourceSync configures the ResourceSync documents served.
@@ -334,7 +338,7 @@ func Default() *Config {
 			DumpInterval:     DefaultDumpInterval,
 			DumpGrace:        DefaultDumpGrace,
 		},
-		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle},
+		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle, CacheBytes: DefaultCacheBytes},
 		Notification: Notification{MaxEntries: DefaultNotifyEntries, Workers: DefaultNotifyWorkers,
 			MaxAttempts: DefaultNotifyAttempts, Timeout: DefaultNotifyTimeout},
 	}

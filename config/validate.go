@@ -92,6 +92,9 @@ func (c *Config) Validate() error {
 	if c.Server.MaxStreams < 1 {
 		p.addf("server.max_streams", "must be >= 1 (got %d)", c.Server.MaxStreams)
 	}
+	if c.Server.CacheBytes < 0 {
+		p.addf("server.cache_bytes", "must be >= 0 (got %d)", c.Server.CacheBytes)
+	}
 	if c.Server.WriteIdle < time.Second {
 		p.addf("server.write_idle", "must be >= 1s (got %s)", fmtDuration(c.Server.WriteIdle))
 	}

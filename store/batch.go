@@ -105,6 +105,8 @@ func (b *Batch) Apply(next *Record, metadata []byte, ev *Event) error {
 	if err := b.put(next, metadata); err != nil {
 		return err
 	}
+	b.ctr.Version++
+	b.ctrDirty = true
 	return b.endRecord()
 }
 

@@ -155,6 +155,10 @@ type Counter struct {
 	LastTime time.Time `json:"last"`
 	Live     int64     `json:"live"`
 	Deleted  int64     `json:"deleted"` // tombstones
+	// Version changes with every write to a record of (repo, prefix), event
+	// or not (a datestamp bump changes the lists' via links): documents
+	// computed from the same Version are the same.
+	Version uint64 `json:"version"`
 }
 
 // SetEvent is one change as a resource set sees it: what a Change List entry

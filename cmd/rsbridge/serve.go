@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -117,7 +118,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 		cfg.BaseURL = u.String()
 	}
 	hs := &http.Server{
-		Handler:           bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, Hub: hub}).Handler(),
+		Handler:           bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, Hub: hub, CacheDir: filepath.Join(cfg.DataDir, "cache")}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Large documents push their own deadline back as the client reads
 		// (server.write_idle); this bounds everything else.
