@@ -4,8 +4,10 @@
 package config
 
 import (
+	"fmt"
 	"net"
 	"net/textproto"
+	"os"
 	"strings"
 	"time"
 )
@@ -44,6 +46,7 @@ const (
 	DefaultCacheBytes       = 1 << 30
 	DefaultMaxStreams       = 16
 	DefaultWriteIdle        = 30 * time.Second
+	minTokenLen             = 16
 )
 
 // ReconcileOff is the Repository.Reconcile value that disables
@@ -63,11 +66,16 @@ type Config struct {
 	// in the User-Agent. Empty means none.
 	Contact string `yaml:"contact"`
 	// LogLevel is one of debug, info, warn, error.
-	LogLevel     string       `yaml:"log_level"`
+	LogLevel string `yaml:"log_level"`
+	// LogFormat is text (key=value lines) or json (one object per line).
+	LogFormat    string       `yaml:"log_format"`
 	Store        Store        `yaml:"store"`
 	ResourceSync ResourceSync `yaml:"resourcesync"`
 	Server       Server       `yaml:"server"`
 	Notification Notification `yaml:"notification"`
+	Admin        Admin        `yaml:"admin"`
+	Status       Status       `yaml:"status"`
+	Debug        Debug        `yaml:"debug"`
 	// Defaults holds harvest settings inherited by every repository
 	// unless the repository overrides them.
 	Defaults     Harvest      `yaml:"defaults"`
@@ -93,6 +101,53 @@ type Store struct {
 // commit every SyncInterval).
 func (s Store) Sync() bool {
 	return s.SyncWrites != nil && *s.SyncWrites
+}
+
+// Admin configures the administration API (/admin/): present only when a
+// token is set.
+type Admin struct {
+	// Token is the bearer token clients send (Authorization: Bearer …), at
+	// least 16 characters. Prefer TokenFile.
+	Token string `yaml:"token"`
+	// TokenFile is a file holding the token (surrounding white space is
+	// ignored).
+	TokenFile string `yaml:"token_file"`
+	// Listen serves the admin API on its own address (e.g. 127.0.0.1:8081)
+	// instead of the public one.
+	Listen string `yaml:"listen"`
+}
+
+// Enabled reports whether the admin API is configured.
+func (a Admin) Enabled() bool { return a.Token != "" || a.TokenFile != "" }
+
+// Secret returns the token, reading TokenFile when that is how it is given.
+func (a Admin) Secret() (string, error) {
+	if a.Token != "" {
+		return a.Token, nil
+	}
+	b, err := os.ReadFile(a.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("admin.token_file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if len(t) < minTokenLen {
+		return "", fmt.Errorf("admin.token_file %s: the token must be at least %d characters", a.TokenFile, minTokenLen)
+	}
+	return t, nil
+}
+
+// Status configures the status page (/ and /status.json).
+type Status struct {
+	// HideErrors leaves error texts (which may name internal hosts) off the
+	// public status; the admin API and the log still have them.
+	HideErrors bool `yaml:"hide_errors"`
+}
+
+// Debug configures diagnostics.
+type Debug struct {
+	// Listen serves net/http/pprof on this address (off when empty); keep
+	// it on loopback.
+	Listen string `yaml:"listen"`
 }
 
 // Notification configures ResourceSync Change Notification over WebSub.
@@ -133,7 +188,17 @@ type Server struct {
 	// CacheBytes bounds the files of rendered large documents (Resource and
 	// Change Lists) kept under data_dir/cache.
 	CacheBytes int64 `yaml:"cache_bytes"`
+	// Robots selects the Resource Lists robots.txt names as Sitemaps:
+	// all-records (one per repository and format), all, or none.
+	Robots string `yaml:"robots"`
 }
+
+// Robots selections (Server.Robots).
+const (
+	RobotsAllRecords = "all-records"
+	RobotsAll        = "all"
+	RobotsNone       = "none"
+)
 
 // ResourceSync configures the ResourceSync documents served.
 type ResourceSync struct {
@@ -174,8 +239,16 @@ type Repository struct {
 	BaseURL string `yaml:"base_url"`
 	// MetadataPrefixes lists the formats to harvest.
 	MetadataPrefixes []string `yaml:"metadata_prefixes"`
-	// Sets restricts harvesting to these setSpecs; empty means every set.
+	// Sets lists the OAI sets published as resource sets (each with its
+	// descendants); empty means every set ListSets reports, subject to
+	// SetPatterns and MaxSets. Every record is harvested either way.
 	Sets []string `yaml:"sets"`
+	// SetPatterns keeps, of the sets ListSets reports, those whose setSpec
+	// matches one of these patterns (path.Match: "3:62:*", "ddc:5??").
+	SetPatterns []string `yaml:"set_patterns"`
+	// MaxSets publishes at most this many sets (the first in setSpec
+	// order); 0 means no cap. WEKO3 index trees can have thousands.
+	MaxSets int `yaml:"max_sets"`
 	// Schedule is the incremental harvest schedule (cron.ParseStandard).
 	Schedule string `yaml:"schedule"`
 	// Reconcile is the full-harvest reconciliation schedule
@@ -325,10 +398,11 @@ func (c *Config) SetDefaults() {
 // the demo) starts here, adds repositories, calls SetDefaults and Validate.
 func Default() *Config {
 	return &Config{
-		Listen:   DefaultListen,
-		DataDir:  DefaultDataDir,
-		LogLevel: DefaultLogLevel,
-		Store:    Store{GCInterval: DefaultGCInterval, SyncInterval: DefaultSyncInterval},
+		Listen:    DefaultListen,
+		DataDir:   DefaultDataDir,
+		LogLevel:  DefaultLogLevel,
+		LogFormat: "text",
+		Store:     Store{GCInterval: DefaultGCInterval, SyncInterval: DefaultSyncInterval},
 		ResourceSync: ResourceSync{
 			PageLimit:        DefaultPageLimit,
 			ChangeListPeriod: DefaultChangeListPeriod,
@@ -338,7 +412,7 @@ func Default() *Config {
 			DumpInterval:     DefaultDumpInterval,
 			DumpGrace:        DefaultDumpGrace,
 		},
-		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle, CacheBytes: DefaultCacheBytes},
+		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle, CacheBytes: DefaultCacheBytes, Robots: RobotsAllRecords},
 		Notification: Notification{MaxEntries: DefaultNotifyEntries, Workers: DefaultNotifyWorkers,
 			MaxAttempts: DefaultNotifyAttempts, Timeout: DefaultNotifyTimeout},
 	}

@@ -45,7 +45,8 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 		Listen:   "127.0.0.1:8080",
 		BaseURL:  "http://127.0.0.1:8080",
 		DataDir:  "./data",
-		LogLevel: "info",
+		LogLevel:  "info",
+		LogFormat: "text",
 		Store:    Store{GCInterval: 10 * time.Minute, SyncInterval: time.Second},
 		ResourceSync: ResourceSync{
 			PageLimit:        50000,
@@ -56,7 +57,7 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 			DumpInterval:     time.Hour,
 			DumpGrace:        time.Hour,
 		},
-		Server:       Server{MaxStreams: 16, WriteIdle: 30 * time.Second, CacheBytes: 1 << 30},
+		Server:       Server{MaxStreams: 16, WriteIdle: 30 * time.Second, CacheBytes: 1 << 30, Robots: "all-records"},
 		Notification: Notification{MaxEntries: 1000, Workers: 16, MaxAttempts: 12, Timeout: 30 * time.Second},
 		Repositories: []Repository{{
 			Name:             "a",

@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"net/textproto"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,29 @@ func (c *Config) Validate() error {
 	}
 	if c.Contact != "" && !validContact(c.Contact) {
 		p.addf("contact", "must be an email address or an http(s) URL (got %q)", c.Contact)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		p.addf("log_format", "must be text or json (got %q)", c.LogFormat)
+	}
+	a := c.Admin
+	switch {
+	case a.Token != "" && a.TokenFile != "":
+		p.addf("admin.token", "give token or token_file, not both")
+	case a.Token != "" && len(a.Token) < minTokenLen:
+		p.addf("admin.token", "must be at least %d characters", minTokenLen)
+	}
+	if a.Listen != "" {
+		p.hostPort("admin.listen", a.Listen)
+	}
+	if c.Debug.Listen != "" {
+		p.hostPort("debug.listen", c.Debug.Listen)
+	}
+	switch c.Server.Robots {
+	case RobotsAllRecords, RobotsAll, RobotsNone:
+	default:
+		p.addf("server.robots", "must be one of %s, %s, %s (got %q)", RobotsAllRecords, RobotsAll, RobotsNone, c.Server.Robots)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -132,6 +156,14 @@ func (c *Config) Validate() error {
 	return errors.Join(p...)
 }
 
+func (p *problems) hostPort(path, s string) {
+	host, port, err := net.SplitHostPort(s)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 0 || n > 65535 || strings.ContainsFunc(host, unicode.IsSpace) {
+		p.addf(path, "must be host:port (got %q)", s)
+	}
+}
+
 func (p *problems) listen(s string) bool {
 	host, port, err := net.SplitHostPort(s)
 	n, perr := strconv.Atoi(port)
@@ -182,27 +214,27 @@ func validContact(s string) bool {
 	return err == nil && a.Name == "" && a.Address == s
 }
 
-func (p *problems) repository(path string, r Repository) {
+func (p *problems) repository(at string, r Repository) {
 	switch {
 	case r.Name == "":
-		p.addf(path+".name", "must not be empty")
+		p.addf(at+".name", "must not be empty")
 	case !validName(r.Name):
-		p.addf(path+".name", "must match [a-z0-9-]+ (got %q)", r.Name)
+		p.addf(at+".name", "must match [a-z0-9-]+ (got %q)", r.Name)
 	case len(r.Name) > maxNameLen:
-		p.addf(path+".name", "must be at most %d characters (got %d)", maxNameLen, len(r.Name))
+		p.addf(at+".name", "must be at most %d characters (got %d)", maxNameLen, len(r.Name))
 	}
-	if p.httpURL(path+".base_url", r.BaseURL) && strings.Contains(r.BaseURL, "#") {
-		p.addf(path+".base_url", "must not have a fragment (got %q)", r.BaseURL)
+	if p.httpURL(at+".base_url", r.BaseURL) && strings.Contains(r.BaseURL, "#") {
+		p.addf(at+".base_url", "must not have a fragment (got %q)", r.BaseURL)
 	}
 	if r.MetadataPrefixes != nil && len(r.MetadataPrefixes) == 0 {
-		p.addf(path+".metadata_prefixes", "must not be empty (omit the key for the default [%s])", DefaultMetadataPrefix)
+		p.addf(at+".metadata_prefixes", "must not be empty (omit the key for the default [%s])", DefaultMetadataPrefix)
 	}
-	p.list(path+".metadata_prefixes", r.MetadataPrefixes, func(elem, s string) {
+	p.list(at+".metadata_prefixes", r.MetadataPrefixes, func(elem, s string) {
 		if !validToken(s) {
 			p.addf(elem, "must be non-empty and use only %s (got %q)", tokenChars, s)
 		}
 	})
-	p.list(path+".sets", r.Sets, func(elem, s string) {
+	p.list(at+".sets", r.Sets, func(elem, s string) {
 		for tok := range strings.SplitSeq(s, ":") {
 			if !validToken(tok) {
 				p.addf(elem, "invalid setSpec %q: must be ':'-separated non-empty tokens of %s", s, tokenChars)
@@ -210,15 +242,23 @@ func (p *problems) repository(path string, r Repository) {
 			}
 		}
 	})
+	for i, pat := range r.SetPatterns {
+		if _, err := path.Match(pat, ""); err != nil {
+			p.addf(fmt.Sprintf("%s.set_patterns[%d]", at, i), "invalid pattern %q: %v", pat, err)
+		}
+	}
+	if r.MaxSets < 0 {
+		p.addf(at+".max_sets", "must be >= 0 (got %d)", r.MaxSets)
+	}
 	if err := parseCron(r.Schedule); err != nil {
-		p.addf(path+".schedule", "invalid cron expression %q: %v", r.Schedule, err)
+		p.addf(at+".schedule", "invalid cron expression %q: %v", r.Schedule, err)
 	}
 	if r.Reconcile != ReconcileOff {
 		if err := parseCron(r.Reconcile); err != nil {
-			p.addf(path+".reconcile", "invalid cron expression %q (or %q to disable): %v", r.Reconcile, ReconcileOff, err)
+			p.addf(at+".reconcile", "invalid cron expression %q (or %q to disable): %v", r.Reconcile, ReconcileOff, err)
 		}
 	}
-	p.harvest(path, r.Harvest)
+	p.harvest(at, r.Harvest)
 }
 
 // list runs check on every element of a string list and reports duplicates.
