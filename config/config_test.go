@@ -42,12 +42,12 @@ func mustParse(t *testing.T, src string) *Config {
 func TestParseMinimalAppliesDefaults(t *testing.T) {
 	got := mustParse(t, minimal)
 	want := &Config{
-		Listen:   "127.0.0.1:8080",
-		BaseURL:  "http://127.0.0.1:8080",
-		DataDir:  "./data",
+		Listen:    "127.0.0.1:8080",
+		BaseURL:   "http://127.0.0.1:8080",
+		DataDir:   "./data",
 		LogLevel:  "info",
 		LogFormat: "text",
-		Store:    Store{GCInterval: 10 * time.Minute, SyncInterval: time.Second},
+		Store:     Store{GCInterval: 10 * time.Minute, SyncInterval: time.Second},
 		ResourceSync: ResourceSync{
 			PageLimit:        50000,
 			ChangeListPeriod: 24 * time.Hour,
