@@ -28,8 +28,9 @@ const maxTokenRestarts = 3
 // Progress is reported after every committed page.
 type Progress struct {
 	Repo, Prefix string
-	Pages        int64
-	Records      int64
+	Pages        int64 // of the current list, parts read before a resume included
+	Records      int64 // of the current list, parts read before a resume included
+	RunRecords   int64 // read by this run
 	Total        int64 // completeListSize of the current list, -1 if unknown
 	Elapsed      time.Duration
 	Done         bool
@@ -50,6 +51,7 @@ type Harvester struct {
 	host     string
 
 	busy chan struct{} // holds a token while a harvest or reconciliation runs
+	act  activity
 }
 
 // ErrBusy reports a run refused because another run of the repository is
@@ -180,9 +182,16 @@ func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result,
 		return nil, err
 	}
 	defer h.release()
+	kind := KindHarvest
+	if opts.Full {
+		kind = KindFullHarvest
+	}
+	ctx, end := h.begin(ctx, kind)
+	defer end()
+	started := h.now().UTC()
 	id, err := h.identify(ctx)
 	if err != nil {
-		h.recordOutcome(err)
+		h.recordOutcome(kind, started, nil, err)
 		return nil, err
 	}
 	h.refreshSets(ctx)
@@ -192,7 +201,7 @@ func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result,
 	if serr := h.db.Sync(); serr != nil {
 		err = errors.Join(err, fmt.Errorf("harvest %s: %w", h.repo.Name, serr))
 	}
-	h.recordOutcome(err)
+	h.recordOutcome(kind, started, results, err)
 	return results, err
 }
 
@@ -213,20 +222,6 @@ func (h *Harvester) eachPrefix(ctx context.Context, pass func(prefix string) Res
 		}
 	}
 	return results, errors.Join(errs...)
-}
-
-func (h *Harvester) recordOutcome(err error) {
-	now := h.now().UTC()
-	if uerr := h.db.UpdateRepoInfo(h.repo.Name, func(ri *store.RepoInfo) {
-		ri.LastHarvest = now
-		ri.LastHarvestOK = err == nil
-		ri.LastError = ""
-		if err != nil {
-			ri.LastError = err.Error()
-		}
-	}); uerr != nil {
-		h.log.Error("cannot record harvest outcome", "err", uerr)
-	}
 }
 
 func (h *Harvester) identify(ctx context.Context) (*oaipmh.Identify, error) {
@@ -363,6 +358,7 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 		}
 		cp.SeqPages++
 		cp.SeqRecords += int64(page.Count)
+		listPages, listRecords := cp.SeqPages, cp.SeqRecords // before completed() resets them
 		if cp.SeqListSize <= 0 && page.Token.CompleteListSize > 0 {
 			cp.SeqListSize = page.Token.CompleteListSize
 		}
@@ -395,8 +391,12 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 		if pc.Created+pc.Updated+pc.Deleted > 0 {
 			h.changed(h.repo.Name, prefix)
 		}
-		h.progress(Progress{Repo: h.repo.Name, Prefix: prefix, Pages: res.Counts.Pages, Records: res.Counts.Records,
-			Total: page.Token.CompleteListSize, Elapsed: h.now().Sub(began), Done: page.Done()})
+		pr := Progress{Repo: h.repo.Name, Prefix: prefix, Pages: listPages, Records: listRecords, RunRecords: res.Counts.Records,
+			Total: page.Token.CompleteListSize, Elapsed: h.now().Sub(began), Done: page.Done()}
+		h.progress(pr)
+		if h.act.progress(pr, h.now()) {
+			log.Info("harvest progress", "pages", pr.Pages, "records", pr.Records, "of", pr.Total, "records_per_s", int(float64(pr.RunRecords)/pr.Elapsed.Seconds()))
+		}
 		if page.Done() {
 			log.Info("list complete", "pages", res.Counts.Pages, "records", res.Counts.Records, "created", res.Counts.Created,
 				"updated", res.Counts.Updated, "deleted", res.Counts.Deleted, "next_from", fmtTime(cp.HighWater.Add(-gran.Unit()), gran))

@@ -36,8 +36,12 @@ func (h *Harvester) Reconcile(ctx context.Context, opts ReconcileOptions) ([]Res
 		return nil, err
 	}
 	defer h.release()
+	ctx, end := h.begin(ctx, KindReconcile)
+	defer end()
+	started := h.now().UTC()
 	id, err := h.identify(ctx)
 	if err != nil {
+		h.recordOutcome(KindReconcile, started, nil, err)
 		return nil, err
 	}
 	if id.DeletedRecord == "persistent" && !opts.Force {
@@ -48,12 +52,7 @@ func (h *Harvester) Reconcile(ctx context.Context, opts ReconcileOptions) ([]Res
 	if serr := h.db.Sync(); serr != nil {
 		err = errors.Join(err, fmt.Errorf("reconcile %s: %w", h.repo.Name, serr))
 	}
-	if err == nil {
-		now := h.now().UTC()
-		if uerr := h.db.UpdateRepoInfo(h.repo.Name, func(ri *store.RepoInfo) { ri.LastReconcile = now }); uerr != nil {
-			h.log.Error("cannot record reconciliation", "err", uerr)
-		}
-	}
+	h.recordOutcome(KindReconcile, started, results, err)
 	return results, err
 }
 

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/robfig/cron/v3"
 
@@ -14,18 +16,25 @@ import (
 )
 
 // Scheduler runs each repository's harvest on its schedule and its
-// reconciliation on its reconcile schedule. Runs of one repository never
-// overlap (a tick that finds the previous run still going is skipped, and
-// harvest and reconciliation share the repository's lock); a failed run is
-// logged and tried again at the next tick without holding up the others.
+// reconciliation on its reconcile schedule, and runs what the admin API asks
+// for. Runs of one repository never overlap (a tick that finds the previous
+// run still going is skipped, and harvest and reconciliation share the
+// repository's lock); a failed run is logged and tried again at the next tick
+// without holding up the others.
 type Scheduler struct {
 	cron       *cron.Cron
 	harvesters map[string]*Harvester
+	names      []string
+	entries    map[string][2]cron.EntryID // harvest, reconcile (0: none)
+	db         *store.DB
 	log        *slog.Logger
 	ctx        context.Context
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 }
+
+// ErrUnknownRepository reports a repository the configuration does not name.
+var ErrUnknownRepository = errors.New("no such repository")
 
 // NewScheduler prepares a harvester per repository and its cron entries.
 func NewScheduler(cfg *config.Config, db *store.DB, o HarvesterOptions) (*Scheduler, error) {
@@ -33,7 +42,7 @@ func NewScheduler(cfg *config.Config, db *store.DB, o HarvesterOptions) (*Schedu
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Scheduler{harvesters: map[string]*Harvester{}, log: o.Logger, ctx: ctx, cancel: cancel}
+	s := &Scheduler{harvesters: map[string]*Harvester{}, entries: map[string][2]cron.EntryID{}, db: db, log: o.Logger, ctx: ctx, cancel: cancel}
 	s.cron = cron.New(cron.WithChain(cron.Recover(cronLogger{o.Logger}), cron.SkipIfStillRunning(cronLogger{o.Logger})))
 	for _, repo := range cfg.Repositories {
 		h, err := NewHarvester(cfg, repo, db, o)
@@ -42,61 +51,126 @@ func NewScheduler(cfg *config.Config, db *store.DB, o HarvesterOptions) (*Schedu
 			return nil, err
 		}
 		s.harvesters[repo.Name] = h
-		if _, err := s.cron.AddFunc(repo.Schedule, s.harvestJob(h)); err != nil {
+		s.names = append(s.names, repo.Name)
+		var ids [2]cron.EntryID
+		if ids[0], err = s.cron.AddFunc(repo.Schedule, func() { s.run(h, KindHarvest, false, true) }); err != nil {
 			cancel()
 			return nil, fmt.Errorf("repository %s: schedule %q: %w", repo.Name, repo.Schedule, err)
 		}
 		if cfg.HasReconcile(repo) {
-			if _, err := s.cron.AddFunc(repo.Reconcile, s.reconcileJob(h)); err != nil {
+			if ids[1], err = s.cron.AddFunc(repo.Reconcile, func() { s.run(h, KindReconcile, false, false) }); err != nil {
 				cancel()
 				return nil, fmt.Errorf("repository %s: reconcile %q: %w", repo.Name, repo.Reconcile, err)
 			}
 		}
+		s.entries[repo.Name] = ids
 	}
 	return s, nil
 }
 
-func (s *Scheduler) harvestJob(h *Harvester) func() {
-	return func() {
-		res, err := h.Harvest(s.ctx, HarvestOptions{IfIdle: true})
-		if errors.Is(err, ErrBusy) {
-			s.log.Debug("harvest tick skipped: the previous run is still going", "repo", h.repo.Name)
-			return
-		}
-		var c Counts
-		for _, r := range res {
-			c.add(r.Counts)
-		}
-		if err != nil {
-			s.log.Error("harvest failed; will retry at the next tick", "repo", h.repo.Name, "err", err)
-			return
-		}
-		s.log.Info("harvest done", "repo", h.repo.Name, "records", c.Records, "created", c.Created, "updated", c.Updated, "deleted", c.Deleted)
+// run does one run of a kind and logs how it went. ifIdle skips it when
+// the repository is busy (scheduled harvest ticks).
+func (s *Scheduler) run(h *Harvester, kind string, force, ifIdle bool) {
+	var res []Result
+	var err error
+	if kind == KindReconcile {
+		res, err = h.Reconcile(s.ctx, ReconcileOptions{Force: force})
+	} else {
+		res, err = h.Harvest(s.ctx, HarvestOptions{Full: kind == KindFullHarvest, IfIdle: ifIdle})
+	}
+	var c Counts
+	for _, r := range res {
+		c.add(r.Counts)
+	}
+	switch {
+	case errors.Is(err, ErrBusy):
+		s.log.Debug("tick skipped: the previous run is still going", "repo", h.repo.Name, "kind", kind)
+	case interrupted(err):
+		s.log.Info("run interrupted; the next one resumes at the first page not committed", "repo", h.repo.Name, "kind", kind)
+	case err != nil:
+		s.log.Error("run failed; will retry at the next tick", "repo", h.repo.Name, "kind", kind, "err", err)
+	default:
+		s.log.Info("run done", "repo", h.repo.Name, "kind", kind, "records", c.Records, "created", c.Created,
+			"updated", c.Updated, "deleted", c.Deleted, "quarantined", c.Quarantined)
 	}
 }
 
-func (s *Scheduler) reconcileJob(h *Harvester) func() {
-	return func() {
-		res, err := h.Reconcile(s.ctx, ReconcileOptions{})
-		if err != nil {
-			s.log.Error("reconciliation failed; will retry at the next tick", "repo", h.repo.Name, "err", err)
-			return
-		}
-		for _, r := range res {
-			s.log.Info("reconciliation done", "repo", h.repo.Name, "prefix", r.Prefix, "deleted", r.Counts.Deleted)
-		}
+// Trigger starts a run of a repository now, in the background: a harvest, a
+// full harvest or a reconciliation (force lifts its safety limit). It
+// returns ErrBusy when a run of the repository is going.
+func (s *Scheduler) Trigger(repo, kind string, force bool) error {
+	h, ok := s.harvesters[repo]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownRepository, repo)
 	}
+	switch kind {
+	case KindHarvest, KindFullHarvest, KindReconcile:
+	default:
+		return fmt.Errorf("unknown run kind %q", kind)
+	}
+	if s.ctx.Err() != nil {
+		return errors.New("shutting down")
+	}
+	if h.Activity() != nil {
+		return ErrBusy
+	}
+	s.wg.Go(func() { s.run(h, kind, force, kind != KindReconcile) })
+	return nil
 }
+
+// Cancel stops a repository's running run after its last committed page; it
+// reports whether one was running.
+func (s *Scheduler) Cancel(repo string) (bool, error) {
+	h, ok := s.harvesters[repo]
+	if !ok {
+		return false, fmt.Errorf("%w: %q", ErrUnknownRepository, repo)
+	}
+	return h.Cancel(), nil
+}
+
+// RepoStatus is what a repository is doing, did and will do.
+type RepoStatus struct {
+	Name          string           `json:"name"`
+	Running       *Activity        `json:"running,omitempty"`
+	LastSuccess   *store.RunRecord `json:"last_success,omitempty"`
+	LastFailure   *store.RunRecord `json:"last_failure,omitempty"`
+	NextHarvest   time.Time        `json:"next_harvest,omitzero"`
+	NextReconcile time.Time        `json:"next_reconcile,omitzero"`
+}
+
+// Status describes every repository, in configuration order.
+func (s *Scheduler) Status(ctx context.Context) ([]RepoStatus, error) {
+	var out []RepoStatus
+	err := s.db.View(ctx, func(snap *store.Snap) error {
+		for _, name := range s.names {
+			info, err := snap.RepoInfo(name)
+			if err != nil {
+				return err
+			}
+			st := RepoStatus{Name: name, Running: s.harvesters[name].Activity(), LastSuccess: info.LastSuccess, LastFailure: info.LastFailure}
+			ids := s.entries[name]
+			if ids[0] != 0 {
+				st.NextHarvest = s.cron.Entry(ids[0]).Next
+			}
+			if ids[1] != 0 {
+				st.NextReconcile = s.cron.Entry(ids[1]).Next
+			}
+			out = append(out, st)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Repositories names the repositories in configuration order.
+func (s *Scheduler) Repositories() []string { return slices.Clone(s.names) }
 
 // Start begins the schedules and harvests every repository once right away.
 func (s *Scheduler) Start() {
 	s.cron.Start()
-	for _, h := range s.harvesters {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.harvestJob(h)()
-		}()
+	for _, name := range s.names {
+		h := s.harvesters[name]
+		s.wg.Go(func() { s.run(h, KindHarvest, false, true) })
 	}
 }
 

@@ -140,6 +140,24 @@ type RepoInfo struct {
 	LastHarvestOK        bool      `json:"last_harvest_ok,omitempty"`
 	LastError            string    `json:"last_error,omitempty"`
 	LastReconcile        time.Time `json:"last_reconcile,omitempty"`
+	// The last run that succeeded and the last that failed, of any kind.
+	LastSuccess *RunRecord `json:"last_success,omitempty"`
+	LastFailure *RunRecord `json:"last_failure,omitempty"`
+}
+
+// RunRecord is what one harvest or reconciliation did.
+type RunRecord struct {
+	Kind        string    `json:"kind"` // harvest, full-harvest or reconcile
+	Started     time.Time `json:"started"`
+	Ended       time.Time `json:"ended"`
+	Pages       int64     `json:"pages"`
+	Records     int64     `json:"records"`
+	Created     int64     `json:"created"`
+	Updated     int64     `json:"updated"`
+	Deleted     int64     `json:"deleted"`
+	Quarantined int64     `json:"quarantined,omitempty"`
+	Repaired    int64     `json:"repaired,omitempty"`
+	Error       string    `json:"error,omitempty"`
 }
 
 // SetInfo describes one OAI set.

@@ -229,7 +229,7 @@ func (p *progressPrinter) print(pr bridge.Progress) {
 	p.last = now
 	rate := 0.0
 	if s := pr.Elapsed.Seconds(); s > 0 {
-		rate = float64(pr.Records) / s
+		rate = float64(pr.RunRecords) / s
 	}
 	total := ""
 	if pr.Total > 0 {
