@@ -23,11 +23,7 @@ repositories:
 func ptr[T any](v T) *T { return &v }
 
 func parseAndValidate(src string) (*Config, error) {
-	c, err := Parse(strings.NewReader(src))
-	if err != nil {
-		return nil, err
-	}
-	return c, c.Validate()
+	return ParseAndValidate(strings.NewReader(src))
 }
 
 func mustParse(t *testing.T, src string) *Config {
@@ -453,44 +449,44 @@ resourcesync:
   page_limit: 50001
   changelist_period: 0s
 ` + minimal,
-			want: `listen: must be host:port (got "localhost")` + "\n" +
-				`base_url: must be an absolute http or https URL (got "ftp://x")` + "\n" +
-				`data_dir: must not be empty` + "\n" +
-				`contact: must be an email address or an http(s) URL (got "Jane <jane@example.org>")` + "\n" +
-				`log_level: must be one of debug, info, warn, error (got "verbose")` + "\n" +
-				`store.gc_interval: must be >= 1m (got 30s)` + "\n" +
-				`resourcesync.page_limit: must be between 1 and 50000 (got 50001)` + "\n" +
-				`resourcesync.changelist_period: must be >= 1m (got 0s)`,
+			want: `line 1: listen: must be host:port (got "localhost")` + "\n" +
+				`line 2: base_url: must be an absolute http or https URL (got "ftp://x")` + "\n" +
+				`line 3: data_dir: must not be empty` + "\n" +
+				`line 4: contact: must be an email address or an http(s) URL (got "Jane <jane@example.org>")` + "\n" +
+				`line 5: log_level: must be one of debug, info, warn, error (got "verbose")` + "\n" +
+				`line 7: store.gc_interval: must be >= 1m (got 30s)` + "\n" +
+				`line 9: resourcesync.page_limit: must be between 1 and 50000 (got 50001)` + "\n" +
+				`line 10: resourcesync.changelist_period: must be >= 1m (got 0s)`,
 		},
 		{
 			name: "invalid listen does not also blame the derived base_url",
 			src:  "listen: \"nope\"\n" + minimal,
-			want: `listen: must be host:port (got "nope")`,
+			want: `line 1: listen: must be host:port (got "nope")`,
 		},
 		{
 			name: "listen port out of range",
 			src:  "listen: \"127.0.0.1:70000\"\n" + minimal,
-			want: `listen: must be host:port (got "127.0.0.1:70000")`,
+			want: `line 1: listen: must be host:port (got "127.0.0.1:70000")`,
 		},
 		{
 			name: "base_url with query",
 			src:  "base_url: https://x.example/?a=b\n" + minimal,
-			want: `base_url: must not have a query or fragment (got "https://x.example/?a=b")`,
+			want: `line 1: base_url: must not have a query or fragment (got "https://x.example/?a=b")`,
 		},
 		{
 			name: "base_url with fragment",
 			src:  "base_url: https://x.example/#top\n" + minimal,
-			want: `base_url: must not have a query or fragment (got "https://x.example/#top")`,
+			want: `line 1: base_url: must not have a query or fragment (got "https://x.example/#top")`,
 		},
 		{
 			name: "base_url relative",
 			src:  "base_url: /bridge\n" + minimal,
-			want: `base_url: must be an absolute http or https URL (got "/bridge")`,
+			want: `line 1: base_url: must be an absolute http or https URL (got "/bridge")`,
 		},
 		{
 			name: "contact",
 			src:  "contact: \"http://\"\n" + minimal,
-			want: `contact: must be an email address or an http(s) URL (got "http://")`,
+			want: `line 1: contact: must be an email address or an http(s) URL (got "http://")`,
 		},
 		{
 			name: "harvest ranges in defaults",
@@ -506,31 +502,31 @@ resourcesync:
   max_empty_pages: 0
   user_agent: ""
 ` + minimal,
-			want: `defaults.timeout: must be > 0 (got 0s)` + "\n" +
-				`defaults.connect_timeout: must be > 0 (got -1s)` + "\n" +
-				`defaults.delay: must be >= 0 (got -1s)` + "\n" +
-				`defaults.max_retries: must be between 0 and 100 (got 101)` + "\n" +
-				`defaults.backoff_base: must be > 0 (got 0s)` + "\n" +
-				`defaults.backoff_max: must be > 0 (got 0s)` + "\n" +
-				`defaults.max_retry_after: must be > 0 (got 0s)` + "\n" +
-				`defaults.max_body_bytes: must be >= 1024 (got 1023)` + "\n" +
-				`defaults.max_empty_pages: must be >= 1 (got 0)` + "\n" +
-				`defaults.user_agent: must not be empty (omit the key for the default)`,
+			want: `line 2: defaults.timeout: must be > 0 (got 0s)` + "\n" +
+				`line 3: defaults.connect_timeout: must be > 0 (got -1s)` + "\n" +
+				`line 4: defaults.delay: must be >= 0 (got -1s)` + "\n" +
+				`line 5: defaults.max_retries: must be between 0 and 100 (got 101)` + "\n" +
+				`line 6: defaults.backoff_base: must be > 0 (got 0s)` + "\n" +
+				`line 7: defaults.backoff_max: must be > 0 (got 0s)` + "\n" +
+				`line 8: defaults.max_retry_after: must be > 0 (got 0s)` + "\n" +
+				`line 9: defaults.max_body_bytes: must be >= 1024 (got 1023)` + "\n" +
+				`line 10: defaults.max_empty_pages: must be >= 1 (got 0)` + "\n" +
+				`line 11: defaults.user_agent: must not be empty (omit the key for the default)`,
 		},
 		{
 			name: "negative max_retries in a repository",
 			src:  minimal + "    max_retries: -1\n",
-			want: `repositories[0].max_retries: must be between 0 and 100 (got -1)`,
+			want: `line 5: repositories[0].max_retries: must be between 0 and 100 (got -1)`,
 		},
 		{
 			name: "backoff_max below defaults backoff_base",
 			src:  "defaults:\n  backoff_base: 10m\n" + minimal,
-			want: `defaults.backoff_max: must be >= backoff_base 10m (got 5m)`,
+			want: `line 2: defaults.backoff_max: must be >= backoff_base 10m (got 5m)`,
 		},
 		{
 			name: "backoff_max below inherited backoff_base",
 			src:  "defaults:\n  backoff_base: 1m\n" + minimal + "    backoff_max: 30s\n",
-			want: `repositories[0].backoff_max: must be >= backoff_base 1m (got 30s)`,
+			want: `line 7: repositories[0].backoff_max: must be >= backoff_base 1m (got 30s)`,
 		},
 		{
 			name: "headers and user_agent",
@@ -543,11 +539,95 @@ resourcesync:
     User-Agent: c
     X-Newline: "a\nb"
 ` + minimal,
-			want: `defaults.user_agent: must not contain control characters (got "bot\r\nX-Evil: 1")` + "\n" +
-				`defaults.headers: invalid header name "Bad Name"` + "\n" +
-				`defaults.headers.User-Agent: set user_agent instead` + "\n" +
-				`defaults.headers.X-Newline: value must not contain control characters` + "\n" +
-				`defaults.headers: "X-Token" and "x-token" name the same header`,
+			want: `line 2: defaults.user_agent: must not contain control characters (got "bot\r\nX-Evil: 1")` + "\n" +
+				`line 4: defaults.headers: invalid header name "Bad Name"` + "\n" +
+				`line 5: defaults.headers: "X-Token" and "x-token" name the same header` + "\n" +
+				`line 7: defaults.headers.User-Agent: set user_agent instead` + "\n" +
+				`line 8: defaults.headers.X-Newline: value must not contain control characters`,
+		},
+		{
+			name: "unknown keys and bad values together, in line order",
+			src: `listen: 127.0.0.1:8080
+contact: not an address
+store:
+  sync: true
+repositories:
+  - name: Tsukuba
+    base_url: http://a.example/oai
+    bar: x
+`,
+			want: `line 2: contact: must be an email address or an http(s) URL (got "not an address")` + "\n" +
+				`line 4: unknown key "sync"` + "\n" +
+				`line 6: repositories[0].name: must match [a-z0-9-]+ (got "Tsukuba")` + "\n" +
+				`line 8: unknown key "bar"`,
+		},
+		{
+			name: "a value of the wrong type is not validated as well",
+			src: `store:
+  gc_interval: 30
+resourcesync:
+  page_limit: 1.5e5
+repositories:
+  - name: a
+    base_url: http://a.example/oai
+    sets: [a, [b]]
+  - plain
+  - name: b
+    base_url: ftp://b
+listen: [a]
+`,
+			want: `line 2: gc_interval: bare number 30 is ambiguous; add a unit (e.g. 30s, 5m, 1h)` + "\n" +
+				`line 4: page_limit: expected an integer, got "1.5e5"` + "\n" +
+				`line 8: sets[1]: expected a string, got a list` + "\n" +
+				`line 9: repositories[1]: expected a mapping, got "plain"` + "\n" +
+				`line 11: repositories[2].base_url: must be an absolute http or https URL (got "ftp://b")` + "\n" +
+				`line 12: listen: expected a string, got a list`,
+		},
+		{
+			name: "no repositories list, and a bad value",
+			src:  "repositories: {name: a}\nlog_level: loud\n",
+			want: `line 1: repositories: expected a list, got a mapping` + "\n" +
+				`line 2: log_level: must be one of debug, info, warn, error (got "loud")`,
+		},
+		{
+			name: "misspelt key: the missing one is reported too",
+			src:  "repositories:\n  - name: a\n    baseurl: http://a.example/oai\n",
+			want: `line 2: repositories[0].base_url: must not be empty` + "\n" +
+				`line 3: unknown key "baseurl"`,
+		},
+		{
+			name: "broken merge: what it should have given is not reported",
+			src:  "repositories:\n  - <<: 3\n    name: B\n",
+			want: `line 2: "<<" merge needs a mapping or a list of mappings, got "3"` + "\n" +
+				`line 3: repositories[0].name: must match [a-z0-9-]+ (got "B")`,
+		},
+		{
+			name: "duplicate key: the first definition is validated",
+			src:  "data_dir: \"\"\ndata_dir: b\n" + minimal,
+			want: `line 1: data_dir: must not be empty` + "\n" +
+				`line 2: duplicate key "data_dir" (first defined at line 1)`,
+		},
+		{
+			name: "a problem between two keys has the line of the one written",
+			src:  "resourcesync:\n  changelist_period: 5000h\n" + minimal,
+			want: `line 2: resourcesync.retention: must be 0 (keep forever) or at least changelist_period 5000h (got 4320h)`,
+		},
+		{
+			name: "absent keys of a merged repository",
+			src: `repositories:
+  - &r
+    name: a
+    base_url: ftp://a
+  - <<: *r
+    name: b
+`,
+			want: `line 4: repositories[0].base_url: must be an absolute http or https URL (got "ftp://a")` + "\n" +
+				`line 4: repositories[1].base_url: must be an absolute http or https URL (got "ftp://a")`,
+		},
+		{
+			name: "alias bomb and an unknown key",
+			src:  "foo: 1\n" + aliasBomb(),
+			want: `line 1: unknown key "foo"` + "\n" + "document contains excessive aliasing",
 		},
 		{
 			name: "repository fields",
@@ -568,23 +648,23 @@ resourcesync:
   - name: ` + strings.Repeat("a", 65) + `
     base_url: http://z.example/oai
 `,
-			want: `repositories[0].name: must match [a-z0-9-]+ (got "Tsukuba")` + "\n" +
-				`repositories[0].base_url: must be an absolute http or https URL (got "ftp://x")` + "\n" +
-				`repositories[0].metadata_prefixes[1]: must be non-empty and use only [A-Za-z0-9_.!~*'()-] (got "")` + "\n" +
-				`repositories[0].metadata_prefixes[2]: duplicate of repositories[0].metadata_prefixes[0] "oai_dc"` + "\n" +
-				`repositories[0].metadata_prefixes[3]: must be non-empty and use only [A-Za-z0-9_.!~*'()-] (got "oai dc")` + "\n" +
-				`repositories[0].sets[1]: invalid setSpec "a::b": must be ':'-separated non-empty tokens of [A-Za-z0-9_.!~*'()-]` + "\n" +
-				`repositories[0].sets[2]: duplicate of repositories[0].sets[0] "math"` + "\n" +
-				`repositories[0].sets[3]: invalid setSpec ":x": must be ':'-separated non-empty tokens of [A-Za-z0-9_.!~*'()-]` + "\n" +
-				`repositories[0].schedule: invalid cron expression "every hour": expected exactly 5 fields, found 2: [every hour]` + "\n" +
-				`repositories[0].reconcile: invalid cron expression "sometimes" (or "off" to disable): expected exactly 5 fields, found 1: [sometimes]` + "\n" +
-				`repositories[1].base_url: must not have a fragment (got "http://x.example/oai#frag")` + "\n" +
-				`repositories[1].metadata_prefixes: must not be empty (omit the key for the default [oai_dc])` + "\n" +
-				`repositories[2].base_url: must not be empty` + "\n" +
-				`repositories[2].name: duplicate of repositories[1].name "x"` + "\n" +
-				`repositories[3].name: must not be empty` + "\n" +
-				`repositories[3].schedule: invalid cron expression "TZ=UTC": missing schedule after the time zone` + "\n" +
-				`repositories[4].name: must be at most 64 characters (got 65)`,
+			want: `line 2: repositories[0].name: must match [a-z0-9-]+ (got "Tsukuba")` + "\n" +
+				`line 3: repositories[0].base_url: must be an absolute http or https URL (got "ftp://x")` + "\n" +
+				`line 4: repositories[0].metadata_prefixes[1]: must be non-empty and use only [A-Za-z0-9_.!~*'()-] (got "")` + "\n" +
+				`line 4: repositories[0].metadata_prefixes[2]: duplicate of repositories[0].metadata_prefixes[0] "oai_dc"` + "\n" +
+				`line 4: repositories[0].metadata_prefixes[3]: must be non-empty and use only [A-Za-z0-9_.!~*'()-] (got "oai dc")` + "\n" +
+				`line 5: repositories[0].sets[1]: invalid setSpec "a::b": must be ':'-separated non-empty tokens of [A-Za-z0-9_.!~*'()-]` + "\n" +
+				`line 5: repositories[0].sets[2]: duplicate of repositories[0].sets[0] "math"` + "\n" +
+				`line 5: repositories[0].sets[3]: invalid setSpec ":x": must be ':'-separated non-empty tokens of [A-Za-z0-9_.!~*'()-]` + "\n" +
+				`line 6: repositories[0].schedule: invalid cron expression "every hour": expected exactly 5 fields, found 2: [every hour]` + "\n" +
+				`line 7: repositories[0].reconcile: invalid cron expression "sometimes" (or "off" to disable): expected exactly 5 fields, found 1: [sometimes]` + "\n" +
+				`line 9: repositories[1].base_url: must not have a fragment (got "http://x.example/oai#frag")` + "\n" +
+				`line 10: repositories[1].metadata_prefixes: must not be empty (omit the key for the default [oai_dc])` + "\n" +
+				`line 11: repositories[2].name: duplicate of repositories[1].name "x"` + "\n" +
+				`line 12: repositories[2].base_url: must not be empty` + "\n" +
+				`line 13: repositories[3].name: must not be empty` + "\n" +
+				`line 14: repositories[3].schedule: invalid cron expression "TZ=UTC": missing schedule after the time zone` + "\n" +
+				`line 15: repositories[4].name: must be at most 64 characters (got 65)`,
 		},
 	}
 	for _, tt := range tests {
@@ -598,6 +678,57 @@ resourcesync:
 			}
 		})
 	}
+}
+
+func TestProblems(t *testing.T) {
+	t.Run("from a document", func(t *testing.T) {
+		_, err := ParseAndValidate(strings.NewReader("foo: 1\nrepositories:\n  - name: X\n    sets: [[a]]\n"))
+		var ps Problems
+		if !errors.As(err, &ps) {
+			t.Fatalf("errors.As(%v, *Problems) = false", err)
+		}
+		want := Problems{
+			{Line: 1, Message: `unknown key "foo"`},
+			{Line: 3, Path: "repositories[0].name", Message: `must match [a-z0-9-]+ (got "X")`},
+			{Line: 3, Path: "repositories[0].base_url", Message: "must not be empty"},
+			{Line: 4, Path: "sets[0]", Message: "expected a string, got a list"},
+		}
+		if !reflect.DeepEqual(ps, want) {
+			t.Errorf("got  %#v\nwant %#v", ps, want)
+		}
+		if !errors.Is(err, want[1]) || len(ps.Unwrap()) != len(want) {
+			t.Errorf("Unwrap() = %v", ps.Unwrap())
+		}
+	})
+	t.Run("from a Config built in code", func(t *testing.T) {
+		c := Default()
+		c.Repositories = []Repository{{Name: "x", BaseURL: "ftp://x"}}
+		c.SetDefaults()
+		ps, ok := errors.AsType[Problems](c.Validate())
+		want := Problems{{Path: "repositories[0].base_url", Message: `must be an absolute http or https URL (got "ftp://x")`}}
+		if !ok || !reflect.DeepEqual(ps, want) {
+			t.Errorf("got %#v, want %#v", ps, want)
+		}
+		c.Repositories[0].BaseURL = "http://x.example/oai"
+		if err := c.Validate(); err != nil {
+			t.Errorf("Validate() = %#v, want nil", err)
+		}
+	})
+	t.Run("from Load", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte("listen: x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		ps, ok := errors.AsType[Problems](err)
+		want := Problems{
+			{File: path, Line: 1, Path: "listen", Message: `must be host:port (got "x")`},
+			{File: path, Path: "repositories", Message: "at least one repository is required"},
+		}
+		if !ok || !reflect.DeepEqual(ps, want) {
+			t.Errorf("got %#v, want %#v", ps, want)
+		}
+	})
 }
 
 // aliasBomb is a "billion laughs" document made of merge keys: 10^8
@@ -627,14 +758,17 @@ func TestLoad(t *testing.T) {
 		want string
 	}{
 		{
-			name: "parse errors",
+			name: "parse and validation errors in one pass",
 			path: write("parse.yaml", "listen: x\nfoo: 1\nbar: 2\n"),
-			want: "PATH: line 2: unknown key \"foo\"\nPATH: line 3: unknown key \"bar\"",
+			want: "PATH: line 1: listen: must be host:port (got \"x\")\n" +
+				"PATH: line 2: unknown key \"foo\"\n" +
+				"PATH: line 3: unknown key \"bar\"\n" +
+				"PATH: repositories: at least one repository is required",
 		},
 		{
 			name: "validation errors",
 			path: write("validate.yaml", "repositories:\n  - name: x\n    base_url: http://x.example/oai\n  - name: x\n    base_url: http://x.example/oai\n"),
-			want: `PATH: repositories[1].name: duplicate of repositories[0].name "x"`,
+			want: `PATH: line 4: repositories[1].name: duplicate of repositories[0].name "x"`,
 		},
 		{
 			name: "empty",

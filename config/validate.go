@@ -27,16 +27,27 @@ const (
 	tokenChars      = "[A-Za-z0-9_.!~*'()-]"
 )
 
-type problems []error
+type problems []problem
 
 func (p *problems) addf(path, format string, args ...any) {
-	*p = append(*p, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+	*p = append(*p, problem{Problem: Problem{Path: path, Message: fmt.Sprintf(format, args...)}})
+}
+
+// about names the document fields the last problem is about, when they are
+// not just its path: the first the document writes gives its line.
+func (p problems) about(fields ...string) {
+	p[len(p)-1].fields = fields
 }
 
 // Validate checks the whole configuration and reports every problem at once
-// (joined with errors.Join), each prefixed by the path of the offending
-// field, e.g. "repositories[1].name: ...".
+// as Problems, each with the path of the offending field, e.g.
+// "repositories[1].name: ...", and without a line (ParseAndValidate adds
+// them).
 func (c *Config) Validate() error {
+	return toError(c.validate())
+}
+
+func (c *Config) validate() []problem {
 	var p problems
 	listenOK := p.listen(c.Listen)
 	if listenOK || c.BaseURL != defaultBaseURL(c.Listen) {
@@ -82,6 +93,7 @@ func (c *Config) Validate() error {
 	rs := c.ResourceSync
 	if rs.Retention != 0 && rs.Retention < rs.ChangeListPeriod {
 		p.addf("resourcesync.retention", "must be 0 (keep forever) or at least changelist_period %s (got %s)", fmtDuration(rs.ChangeListPeriod), fmtDuration(rs.Retention))
+		p.about("resourcesync.retention", "resourcesync.changelist_period")
 	}
 	switch rs.DumpSets {
 	case DumpAll, DumpAllRecords, DumpNone:
@@ -153,7 +165,7 @@ func (c *Config) Validate() error {
 		}
 		p.backoff(path, r.Harvest, c.Resolved(r))
 	}
-	return errors.Join(p...)
+	return p
 }
 
 func (p *problems) hostPort(path, s string) {
@@ -348,6 +360,7 @@ func (p *problems) backoff(path string, h Harvest, s Settings) {
 	}
 	if s.BackoffBase > 0 && s.BackoffMax > 0 && s.BackoffMax < s.BackoffBase {
 		p.addf(path+".backoff_max", "must be >= backoff_base %s (got %s)", fmtDuration(s.BackoffBase), fmtDuration(s.BackoffMax))
+		p.about(path+".backoff_max", path+".backoff_base")
 	}
 }
 
@@ -356,11 +369,13 @@ func (p *problems) headers(path string, h map[string]string) {
 	for _, name := range slices.Sorted(maps.Keys(h)) {
 		if !validHeaderName(name) {
 			p.addf(path, "invalid header name %q", name)
+			p.about(path + "." + name)
 			continue
 		}
 		key := textproto.CanonicalMIMEHeaderKey(name)
 		if prev, dup := canonical[key]; dup {
 			p.addf(path, "%q and %q name the same header", prev, name)
+			p.about(path + "." + name)
 			continue
 		}
 		canonical[key] = name

@@ -62,6 +62,16 @@ type Options struct {
 	// Sleep waits d or until ctx is done; tests replace it. Default: a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
+	// Observe, if set, is called after every request attempt (metrics).
+	Observe func(Attempt)
+}
+
+// Attempt is one HTTP request to the repository, as Options.Observe sees it.
+type Attempt struct {
+	Verb     string
+	Duration time.Duration // from sending the request to the end of the body
+	Err      error         // nil on success; the cause of a failed attempt
+	Retry    bool          // the request is sent again
 }
 
 // Client talks to one OAI-PMH repository. It is safe for concurrent use, but sends
@@ -178,12 +188,17 @@ func (c *Client) do(ctx context.Context, args url.Values, consume consumer) (str
 				return u, &RequestError{c.opts.Repository, u, err}
 			}
 		}
+		began := c.opts.Now()
 		err, retryAfter, retry := c.once(ctx, u, consume)
 		c.last = c.opts.Now()
+		var he handlerError
+		if c.opts.Observe != nil && !errors.As(err, &he) {
+			c.opts.Observe(Attempt{Verb: args.Get("verb"), Duration: c.last.Sub(began), Err: err,
+				Retry: err != nil && retry && attempt < c.opts.MaxRetries && ctx.Err() == nil})
+		}
 		if err == nil {
 			return u, nil
 		}
-		var he handlerError
 		if errors.As(err, &he) {
 			return u, he.err
 		}

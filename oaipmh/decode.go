@@ -144,21 +144,17 @@ const (
 
 // decoder walks an OAI-PMH response as a token stream, checking nesting itself
 // (RawToken does not) and tracking namespace scopes, so it can resolve names and
-// make metadata standalone. The envelope is read by env, over the scanner; each
-// list item the scanner cut out is read by rd, over the item's bytes (scan.go
-// explains why).
+// make metadata standalone. The envelope is read by env, encoding/xml over the
+// scanner; each list item the scanner cut out is read by items, over the item's
+// bytes (scan.go explains why, xmltok.go how).
 type decoder struct {
 	sc        *scanner
 	env       *xml.Decoder
-	cur       *xml.Decoder // env, or rd while an item is read
 	stack     []frame
 	maxRecord int
 	maxID     int
-
-	src    byteSrc
-	rd     *xml.Decoder
-	rdOK   bool // rd stopped cleanly after its last item and can read the next
-	rdBase int64
+	items     itemDecoder
+	st        itemState // the item being read, reused
 }
 
 func newDecoder(r io.Reader, maxRecord int) *decoder {
@@ -175,26 +171,15 @@ func newDecoder(r io.Reader, maxRecord int) *decoder {
 		}
 		return nil, fmt.Errorf("unsupported encoding %q (OAI-PMH requires UTF-8)", label)
 	}
-	return &decoder{sc: sc, env: d, cur: d, maxRecord: maxRecord, maxID: defaultMaxIdentifierBytes}
+	return &decoder{sc: sc, env: d, maxRecord: maxRecord, maxID: defaultMaxIdentifierBytes, items: &itemReader{}}
 }
 
-// offset is the position of the token reader: in the item while one is read.
-func (p *decoder) offset() int64 {
-	if p.cur == p.rd {
-		return p.rd.InputOffset() - p.rdBase
-	}
-	return p.env.InputOffset()
-}
-
-// next returns the next token and the offset at which it starts.
+// next returns the next token of the envelope and the offset at which it starts.
 func (p *decoder) next() (xml.Token, int64, error) {
-	off := p.offset()
-	tok, err := p.cur.RawToken()
+	off := p.env.InputOffset()
+	tok, err := p.env.RawToken()
 	if err == io.EOF && len(p.stack) > 0 {
 		top := qname(p.stack[len(p.stack)-1].name)
-		if p.cur == p.rd {
-			return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("<%s> is not closed", top)}
-		}
 		return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("unexpected EOF: <%s> is not closed (truncated body?)", top), Line: p.line()}
 	}
 	if err != nil {
@@ -226,7 +211,7 @@ func (p *decoder) next() (xml.Token, int64, error) {
 }
 
 func (p *decoder) line() int {
-	l, _ := p.cur.InputPos()
+	l, _ := p.env.InputPos()
 	return l
 }
 
@@ -562,13 +547,14 @@ func xmlReason(err error) string {
 // handler, quarantined if anything in it is wrong. It returns handler errors, and
 // a FormatError for junk that is not the rest of a broken record.
 func (p *decoder) decodeItem(resp *response, h handlers) error {
-	st := &itemState{it: p.sc.take()}
+	st := &p.st
+	*st = itemState{it: p.sc.take()}
 	if st.it.junk {
 		return p.junk(resp, st.it)
 	}
 	raw := st.it.raw
 	if st.it.limit != "" {
-		// What encoding/xml would build from the rest is not bounded by its
+		// What a decoder would build from the rest is not bounded by its
 		// size: read only the part before, for the header.
 		raw = raw[:st.it.limitAt]
 	}
@@ -580,21 +566,7 @@ func (p *decoder) decodeItem(resp *response, h handlers) error {
 		}
 	}
 
-	base := len(p.stack)
-	if p.rd == nil || !p.rdOK {
-		p.rd = xml.NewDecoder(&p.src)
-		p.rd.Strict = true
-	}
-	p.src.reset(fixed)
-	p.rdBase = p.rd.InputOffset()
-	p.cur = p.rd
-	rec, hdr, err := p.readItem(st)
-	clean := err == nil && p.src.pos == len(fixed)
-	p.stack = p.stack[:base]
-	p.cur = p.env
-	p.src.reset(nil)
-	// A decoder that read a large item keeps a large buffer: start afresh.
-	p.rdOK = clean && len(fixed) <= 1<<20
+	rec, hdr, clean, err := p.items.read(st, p.stack, p.maxRecord, p.maxID)
 	if rec == nil && hdr == nil {
 		return nil // not an OAI-PMH record or header
 	}
@@ -673,266 +645,4 @@ func (p *decoder) junk(resp *response, it scanItem) error {
 	}
 	resp.warn(fmt.Sprintf("skipped %s of stray text and end tags at byte %d, up to </%s>: the rest of a record that a stray </%s> ended early", fmtSize(it.total), it.off, it.name, it.name))
 	return nil
-}
-
-// readItem tokenises one item: a record or a header. Both are nil when the item
-// turned out to be an element of another namespace.
-func (p *decoder) readItem(st *itemState) (*Record, *Header, error) {
-	tok, _, err := p.next()
-	t, ok := tok.(xml.StartElement)
-	if err != nil || !ok {
-		if err == nil {
-			err = &xml.SyntaxError{Msg: fmt.Sprintf("<%s> does not start with a tag", st.it.name)}
-		}
-		if st.it.local == "header" {
-			return nil, &Header{}, err
-		}
-		return &Record{}, nil, err
-	}
-	switch {
-	case p.isOAI(t, "record"):
-		rec := &Record{}
-		return rec, nil, p.readRecord(rec, st)
-	case p.isOAI(t, "header"):
-		hdr := &Header{}
-		if err := p.readHeader(hdr, t, 0, st); err != nil {
-			return nil, hdr, err
-		}
-		return nil, hdr, nil
-	}
-	return nil, nil, nil
-}
-
-func (p *decoder) readRecord(rec *Record, st *itemState) error {
-	depth := len(p.stack)
-	for {
-		tok, off, err := p.next()
-		if err != nil {
-			return err
-		}
-		if len(p.stack) < depth {
-			return nil
-		}
-		t, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		switch {
-		case p.isOAI(t, "header"):
-			if err := p.readHeader(&rec.Header, t, off, st); err != nil {
-				return err
-			}
-		case p.isOAI(t, "metadata"):
-			if err := p.readMetadata(rec, st); err != nil {
-				return err
-			}
-		default: // about, and anything unexpected
-			if err := p.skip(); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// readHeader reads a header whose start tag (beginning at tagFrom) was just read.
-// Changes made by the repair pass to the header are not accepted silently: bad
-// bytes in the identifier, datestamp, a setSpec or the header's attributes
-// quarantine the item, since a repaired identifier would be another identifier.
-func (p *decoder) readHeader(h *Header, t xml.StartElement, tagFrom int64, st *itemState) error {
-	st.hasHeader = true
-	if v, ok := attr(t, "status"); ok && strings.TrimSpace(v) == "deleted" {
-		h.Deleted = true
-	}
-	n := editsIn(st.edits, int(tagFrom), int(p.offset()))
-	if why := unusable(n, "the header's attributes"); why != "" {
-		return st.stop(why)
-	}
-	st.hdrCtrl += n[editCtrl]
-	depth := len(p.stack)
-	for {
-		tok, off, err := p.next()
-		if err != nil {
-			return err
-		}
-		if len(p.stack) < depth {
-			return nil
-		}
-		c, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		s, err := p.text()
-		if err != nil {
-			return err
-		}
-		n := editsIn(st.edits, int(off), int(p.offset()))
-		switch c.Name.Local {
-		case "identifier":
-			id := strings.TrimSpace(s)
-			if why := unusable(n, "the identifier"); why != "" {
-				st.rawID = id
-				return st.stop(why)
-			}
-			if len(id) > p.maxID {
-				st.rawID = id
-				return st.stop(fmt.Sprintf("identifier of %d bytes exceeds the %d-byte limit (max_identifier_bytes)", len(id), p.maxID))
-			}
-			h.Identifier = id
-		case "datestamp":
-			if why := unusable(n, "the datestamp"); why != "" {
-				return st.stop(why)
-			}
-			h.DatestampRaw = strings.TrimSpace(s)
-			d, err := ParseDatestamp(s)
-			h.Datestamp, st.dsOK = d, err == nil
-		case "setSpec":
-			if why := unusable(n, "a setSpec"); why != "" {
-				return st.stop(why)
-			}
-			spec := strings.TrimSpace(s)
-			if len(spec) > p.maxID {
-				return st.stop(fmt.Sprintf("setSpec of %d bytes exceeds the %d-byte limit (max_identifier_bytes)", len(spec), p.maxID))
-			}
-			if spec != "" && !contains(h.SetSpecs, spec) {
-				if len(h.SetSpecs) == maxSetSpecs {
-					return st.stop(fmt.Sprintf("more than %d setSpecs", maxSetSpecs))
-				}
-				h.SetSpecs = append(h.SetSpecs, spec)
-			}
-		default:
-			continue
-		}
-		st.hdrCtrl += n[editCtrl]
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// readMetadata slices the first child element of <metadata> out of the item and
-// makes it standalone.
-func (p *decoder) readMetadata(rec *Record, st *itemState) error {
-	depth := len(p.stack)
-	for {
-		tok, off, err := p.next()
-		if err != nil {
-			return err
-		}
-		if len(p.stack) < depth {
-			return nil
-		}
-		t, ok := tok.(xml.StartElement)
-		if !ok || len(p.stack) != depth+1 {
-			continue
-		}
-		if rec.Metadata != nil { // a second root: not allowed, keep the first
-			if err := p.skip(); err != nil {
-				return err
-			}
-			continue
-		}
-		ns := p.resolve(t.Name)
-		inherited := p.inherited()
-		if err := p.skip(); err != nil {
-			return err
-		}
-		end := p.offset()
-		rec.MetadataNamespace = ns
-		rec.Metadata = injectNamespaces(st.fixed[off:end], inherited)
-		st.mFrom, st.mTo = int(off), int(end)
-	}
-}
-
-// inherited lists the namespace bindings in scope at the element on top of the
-// stack that it does not declare itself: outermost ancestors first, each element's
-// declarations in document order; a prefix redeclared further in keeps its first
-// position and takes the innermost value.
-func (p *decoder) inherited() []nsDecl {
-	top := len(p.stack) - 1
-	own := map[string]bool{}
-	for _, d := range p.stack[top].decls {
-		own[d.prefix] = true
-	}
-	var out []nsDecl
-	idx := map[string]int{}
-	for i := 0; i < top; i++ {
-		for _, d := range p.stack[i].decls {
-			if own[d.prefix] {
-				continue
-			}
-			if j, ok := idx[d.prefix]; ok {
-				out[j].uri = d.uri
-				continue
-			}
-			idx[d.prefix] = len(out)
-			out = append(out, d)
-		}
-	}
-	// An empty default namespace in scope needs no declaration.
-	kept := out[:0]
-	for _, d := range out {
-		if d.prefix == "" && d.uri == "" {
-			continue
-		}
-		kept = append(kept, d)
-	}
-	return kept
-}
-
-// injectNamespaces inserts declarations right after the element name of the start
-// tag at the beginning of raw.
-// It always returns a new slice: raw belongs to a reused buffer.
-func injectNamespaces(raw []byte, decls []nsDecl) []byte {
-	if len(decls) == 0 {
-		return bytes.Clone(raw)
-	}
-	end := 1
-	for end < len(raw) {
-		c := raw[end]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' || c == '>' {
-			break
-		}
-		end++
-	}
-	var b bytes.Buffer
-	b.Grow(len(raw) + 64*len(decls))
-	b.Write(raw[:end])
-	for _, d := range decls {
-		if d.prefix == "" {
-			b.WriteString(` xmlns="`)
-		} else {
-			b.WriteString(` xmlns:` + d.prefix + `="`)
-		}
-		escapeAttr(&b, d.uri)
-		b.WriteByte('"')
-	}
-	b.Write(raw[end:])
-	return b.Bytes()
-}
-
-func escapeAttr(b *bytes.Buffer, s string) {
-	for _, r := range s {
-		switch r {
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '"':
-			b.WriteString("&quot;")
-		case '\t':
-			b.WriteString("&#x9;")
-		case '\n':
-			b.WriteString("&#xA;")
-		case '\r':
-			b.WriteString("&#xD;")
-		default:
-			b.WriteRune(r)
-		}
-	}
 }

@@ -17,13 +17,14 @@
 //
 // Records are quarantined for: malformed XML anywhere in the record (mismatched
 // or unclosed tags, an undefined entity such as &nbsp;, an unescaped '<' or '&',
-// a stray </record>); a record larger than MaxRecordBytes (16 MiB by default);
-// more than 1,000 nested elements, more than 1,000 attributes on one element or
-// more than 1,000 setSpecs (what a decoder builds from those is not bounded by
-// their size); an identifier or setSpec longer than MaxIdentifierBytes (8,192
-// bytes by default: Badger keys are limited to 65,000 bytes and rsbridge's keys
-// hold repository, prefix, setSpec and identifier); and any byte problem in the
-// header, below.
+// a stray </record>, a <!DOCTYPE> or other declaration, which XML allows only
+// before the root element); a record larger than MaxRecordBytes (16 MiB by
+// default); more than 1,000 nested elements, more than 1,000 attributes on one
+// element or more than 1,000 setSpecs (what a decoder builds from those is not
+// bounded by their size); an identifier or setSpec longer than
+// MaxIdentifierBytes (8,192 bytes by default: Badger keys are limited to 65,000
+// bytes and rsbridge's keys hold repository, prefix, setSpec and identifier);
+// and any byte problem in the header, below.
 //
 // Problems outside the records — a broken envelope, a truncated body, HTML
 // instead of XML, a bad resumptionToken element, stray end tags between records,
@@ -78,7 +79,8 @@
 // # Memory
 //
 // The decoder keeps one record at a time: its bytes (at most MaxRecordBytes), a
-// repaired copy when it needs repair, encoding/xml's buffer for one token and the
+// repaired copy when it needs repair, the tokenizer's buffers for decoded text
+// and attribute values (together at most about the record's size) and the
 // standalone metadata, so about 4 × MaxRecordBytes at worst, whatever the
 // repository sends; a larger record is counted, not kept, and quarantined.
 // MaxBodyBytes caps the decompressed body, so a gzip bomb stops while streaming.

@@ -80,37 +80,6 @@ func (rr *rawReader) consume(k int) {
 	rr.off += int64(k)
 }
 
-// byteSrc feeds one record's bytes to encoding/xml. It implements io.ByteReader,
-// so the decoder uses it without a buffer of its own and its InputOffset counts
-// exactly the bytes handed out: the metadata element is sliced from the record by
-// those offsets.
-type byteSrc struct {
-	b   []byte
-	pos int
-}
-
-func (s *byteSrc) reset(b []byte) { s.b, s.pos = b, 0 }
-
-// ReadByte implements io.ByteReader.
-func (s *byteSrc) ReadByte() (byte, error) {
-	if s.pos >= len(s.b) {
-		return 0, io.EOF
-	}
-	c := s.b[s.pos]
-	s.pos++
-	return c, nil
-}
-
-// Read implements io.Reader; encoding/xml uses ReadByte.
-func (s *byteSrc) Read(p []byte) (int, error) {
-	if s.pos >= len(s.b) {
-		return 0, io.EOF
-	}
-	n := copy(p, s.b[s.pos:])
-	s.pos += n
-	return n, nil
-}
-
 // limitedBody caps a response body; reading past the cap is an error, not a silent EOF.
 type limitedBody struct {
 	r   io.Reader

@@ -25,7 +25,7 @@ type edit struct {
 
 const replacementRef = "&#xFFFD;"
 
-// repairItem returns the bytes of one list item ready for encoding/xml: b itself
+// repairItem returns the bytes of one list item ready for the tokenizer: b itself
 // when nothing needs repair (the common case, checked without copying), otherwise
 // a repaired copy with every change listed in order. The copy is cut at limit
 // bytes (truncated reports it); the caller decides what the changes mean by where
@@ -164,7 +164,7 @@ func literalSpan(b []byte, i int) int {
 }
 
 // charRef reads a numeric character reference at the start of b ("&#...;" or
-// "&#x...;"). ok is false when b does not start with a complete one (encoding/xml
+// "&#x...;"). ok is false when b does not start with a complete one (the tokenizer
 // then rejects it and the record is quarantined); legal says whether XML allows
 // the character it names.
 func charRef(b []byte) (n int, legal, ok bool) {

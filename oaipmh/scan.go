@@ -18,9 +18,10 @@ import (
 // including the item's end tag, and gives the envelope decoder a processing
 // instruction <?rsbridge-item?> in its place (carrying the item's newlines, so
 // line numbers in envelope errors stay right). The decoder then tokenises the
-// buffered item with a decoder of its own (decodeItem); whatever goes wrong in
-// there — bad bytes, mismatched tags, undefined entities, a record that is too
-// large — ends in that item, and the envelope carries on after it.
+// buffered item with a tokenizer of its own, built for items in memory
+// (decodeItem, item.go, xmltok.go); whatever goes wrong in there — bad bytes,
+// mismatched tags, undefined entities, a record that is too large — ends in
+// that item, and the envelope carries on after it.
 //
 // Why this and not resynchronising encoding/xml after an error: encoding/xml keeps
 // its error sticky and may have read ahead, so recovering would mean finding the
