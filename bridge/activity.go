@@ -98,11 +98,16 @@ func (h *Harvester) Cancel() bool {
 	return true
 }
 
-// begin starts tracking a run: the returned context is cancelled by Cancel.
-func (h *Harvester) begin(ctx context.Context, kind string) (context.Context, func()) {
+// start takes the repository for a run (waiting for the running one, or
+// with ifIdle returning ErrBusy) and starts tracking it: the returned
+// context is cancelled by Cancel, and end gives the repository back.
+func (h *Harvester) start(ctx context.Context, kind string, ifIdle bool) (context.Context, func(), error) {
+	if err := h.acquire(ctx, ifIdle); err != nil {
+		return nil, nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	h.act.start(kind, h.now().UTC(), cancel)
-	return ctx, func() { h.act.end(); cancel() }
+	return ctx, func() { h.act.end(); cancel(); <-h.busy }, nil
 }
 
 // interrupted reports an error that means the run was asked to stop.
@@ -113,10 +118,11 @@ func interrupted(err error) bool {
 // recordOutcome keeps what the run did as the repository's last success or
 // last failure (an interrupted run is neither).
 func (h *Harvester) recordOutcome(kind string, started time.Time, results []Result, err error) {
+	now := h.now().UTC()
+	h.metrics.runEnded(h.repo.Name, kind, now.Sub(started), now, err)
 	if interrupted(err) {
 		return
 	}
-	now := h.now().UTC()
 	rec := &store.RunRecord{Kind: kind, Started: started, Ended: now}
 	for _, r := range results {
 		c := r.Counts
@@ -148,5 +154,14 @@ func (h *Harvester) recordOutcome(kind string, started time.Time, results []Resu
 		ri.LastError = rec.Error
 	}); uerr != nil {
 		h.log.Error("cannot record the run's outcome", "err", uerr)
+	}
+}
+
+// committed reports a committed batch: to the metrics, and to the dumper and
+// the notifier when it made change events.
+func (h *Harvester) committed(prefix string, c Counts) {
+	h.metrics.committed(h.repo.Name, prefix, c)
+	if c.Created+c.Updated+c.Deleted > 0 {
+		h.changed(h.repo.Name, prefix)
 	}
 }

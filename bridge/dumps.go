@@ -82,7 +82,7 @@ func NewDumper(cfg *config.Config, db *store.DB, o DumperOptions) *Dumper {
 		o.Tick = time.Minute
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
-	return &Dumper{sets: setCatalog{cfg: cfg, db: db, base: base}, cfg: cfg, db: db, dir: o.Dir,
+	return &Dumper{sets: newSetCatalog(cfg, db, base), cfg: cfg, db: db, dir: o.Dir,
 		log: o.Logger.With("component", "dumps"), now: o.Now, tick: o.Tick, wake: make(chan struct{}, 1)}
 }
 

@@ -159,7 +159,7 @@ func benchDumpBaseline(b *testing.B, rtt time.Duration) {
 	db, cfg, dir := dumpBenchStore(b, n)
 	srv := httptest.NewUnstartedServer(nil)
 	cfg.BaseURL = "http://" + srv.Listener.Addr().String()
-	srv.Config.Handler = NewServer(cfg, db, ServerOptions{DumpDir: dir}).Handler()
+	srv.Config.Handler = mustServer(b, cfg, db, ServerOptions{DumpDir: dir}).Handler()
 	srv.Start()
 	defer srv.Close()
 	d := NewDumper(cfg, db, DumperOptions{Dir: dir})

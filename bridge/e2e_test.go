@@ -82,7 +82,7 @@ func newSource(t testing.TB, o oaiserver.Options, pageLimit int, period time.Dur
 	}
 	s.dumpDir = t.TempDir()
 	mu.Lock()
-	handler = NewServer(cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, CacheDir: t.TempDir()}).Handler()
+	handler = mustServer(t, cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, CacheDir: t.TempDir()}).Handler()
 	mu.Unlock()
 	return s
 }
@@ -415,7 +415,7 @@ func (d *destination) check(s *source) {
 }
 
 func mustSets(s *source) []resourceSet {
-	sets, err := NewServer(s.cfg, s.db, ServerOptions{}).resourceSets(context.Background())
+	sets, err := mustServer(s.t, s.cfg, s.db, ServerOptions{}).resourceSets(context.Background())
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -483,4 +483,14 @@ func firstClosedList(t *testing.T, d *destination, s *source) (string, []byte) {
 	}
 	t.Fatalf("no closed change list after more changes than the page limit: %+v", cli.Entries)
 	return "", nil
+}
+
+// mustServer is NewServer for tests.
+func mustServer(t testing.TB, cfg *config.Config, db *store.DB, o ServerOptions) *Server {
+	t.Helper()
+	s, err := NewServer(cfg, db, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -48,6 +48,7 @@ type Harvester struct {
 	now      func() time.Time
 	progress func(Progress)
 	changed  func(repo, prefix string)
+	metrics  *Metrics
 	host     string
 
 	busy chan struct{} // holds a token while a harvest or reconciliation runs
@@ -77,8 +78,6 @@ func (h *Harvester) acquire(ctx context.Context, ifIdle bool) error {
 	}
 }
 
-func (h *Harvester) release() { <-h.busy }
-
 // HarvesterOptions are the optional parts of NewHarvester.
 type HarvesterOptions struct {
 	Logger   *slog.Logger
@@ -89,6 +88,9 @@ type HarvesterOptions struct {
 	// Changed is called after each committed page that made change events
 	// (the dumper and the notifier look for work); it must not block.
 	Changed func(repo, prefix string)
+	// Metrics counts runs, pages, records, events and upstream requests
+	// (nil: none).
+	Metrics *Metrics
 }
 
 // UserAgent names rsbridge and, when configured, the operator's contact.
@@ -135,6 +137,7 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 		MaxBodyBytes:   s.MaxBodyBytes,
 		MaxRecordBytes: int(s.MaxRecordBytes),
 		Logger:         o.Logger,
+		Observe:        o.Metrics.upstream(repo.Name),
 	}
 	if o.ClientOptions != nil {
 		o.ClientOptions(&co)
@@ -147,7 +150,7 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 	if u, err := url.Parse(repo.BaseURL); err == nil {
 		host = u.Hostname()
 	}
-	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, changed: o.Changed, host: host,
+	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, changed: o.Changed, metrics: o.Metrics, host: host,
 		busy: make(chan struct{}, 1)}, nil
 }
 
@@ -178,16 +181,20 @@ type Result struct {
 // and the checkpoint. cannotDisseminateFormat for one prefix does not stop the
 // others; the returned error joins every prefix's failure.
 func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result, error) {
-	if err := h.acquire(ctx, opts.IfIdle); err != nil {
-		return nil, err
-	}
-	defer h.release()
 	kind := KindHarvest
 	if opts.Full {
 		kind = KindFullHarvest
 	}
-	ctx, end := h.begin(ctx, kind)
+	ctx, end, err := h.start(ctx, kind, opts.IfIdle)
+	if err != nil {
+		return nil, err
+	}
 	defer end()
+	return h.harvest(ctx, kind, opts)
+}
+
+// harvest is Harvest once the run holds the repository.
+func (h *Harvester) harvest(ctx context.Context, kind string, opts HarvestOptions) ([]Result, error) {
 	started := h.now().UTC()
 	id, err := h.identify(ctx)
 	if err != nil {
@@ -388,9 +395,7 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 			return h.fail(res, "harvest", "commit page", err)
 		}
 		res.Counts.add(pc)
-		if pc.Created+pc.Updated+pc.Deleted > 0 {
-			h.changed(h.repo.Name, prefix)
-		}
+		h.committed(prefix, pc)
 		pr := Progress{Repo: h.repo.Name, Prefix: prefix, Pages: listPages, Records: listRecords, RunRecords: res.Counts.Records,
 			Total: page.Token.CompleteListSize, Elapsed: h.now().Sub(began), Done: page.Done()}
 		h.progress(pr)

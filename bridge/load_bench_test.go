@@ -80,7 +80,7 @@ func servingStore(b *testing.B, n int) (*store.DB, *config.Config, *httptest.Ser
 	db, cfg, dumpDir := dumpBenchStore(b, n)
 	srv := httptest.NewUnstartedServer(nil)
 	cfg.BaseURL = "http://" + srv.Listener.Addr().String()
-	srv.Config.Handler = NewServer(cfg, db, ServerOptions{DumpDir: dumpDir, CacheDir: b.TempDir()}).Handler()
+	srv.Config.Handler = mustServer(b, cfg, db, ServerOptions{DumpDir: dumpDir, CacheDir: b.TempDir()}).Handler()
 	srv.Start()
 	b.Cleanup(srv.Close)
 	return db, cfg, srv

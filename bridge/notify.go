@@ -75,7 +75,7 @@ func NewNotifier(cfg *config.Config, db *store.DB, o NotifierOptions) (*Notifier
 		o.Now = time.Now
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
-	n := &Notifier{sets: setCatalog{cfg: cfg, db: db, base: base}, cfg: cfg, db: db, log: o.Logger.With("component", "notify"),
+	n := &Notifier{sets: newSetCatalog(cfg, db, base), cfg: cfg, db: db, log: o.Logger.With("component", "notify"),
 		now: o.Now, hubURL: hubURL(cfg, base), wake: make(chan struct{}, 1)}
 	nc := cfg.Notification
 	ho := websub.Options{HubURL: base + "/websub", DB: db, Topic: n.topic, ExternalHub: nc.HubURL,

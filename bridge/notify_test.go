@@ -88,7 +88,7 @@ func TestChangeNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(NewServer(s.cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, Hub: n.Hub()}).Handler())
+	srv := httptest.NewServer(mustServer(t, s.cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, Hub: n.Hub()}).Handler())
 	defer srv.Close()
 	// The handler serves on another port than the source's URLs: rewrite.
 	local := func(u string) string { return strings.Replace(u, s.srv.URL, srv.URL, 1) }
@@ -222,7 +222,7 @@ func BenchmarkNotifyLatency(b *testing.B) {
 		arrived <- time.Now()
 	}))
 	defer sub.Close()
-	srv := httptest.NewServer(NewServer(s.cfg, s.db, ServerOptions{DumpDir: s.dumpDir, Hub: n.Hub()}).Handler())
+	srv := httptest.NewServer(mustServer(b, s.cfg, s.db, ServerOptions{DumpDir: s.dumpDir, Hub: n.Hub()}).Handler())
 	defer srv.Close()
 	topic := s.srv.URL + "/demo/oai_dc/all/changenotification.xml"
 	if _, err := http.PostForm(srv.URL+"/websub", url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic}, "hub.callback": {sub.URL}}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
 
@@ -19,6 +20,11 @@ func parsePages() *template.Template {
 			}
 			return t.UTC().Format("2006-01-02 15:04:05 UTC")
 		},
+		"num":     num,
+		"dur":     func(d time.Duration) string { return d.Round(time.Second).String() },
+		"bytes":   func(n int64) string { return bytesIEC(n) },
+		"percent": func(n, total int64) string { return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(max(total, 1))) },
+		"run":     runSummary,
 	}).Parse(`
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.}}</title>
@@ -27,25 +33,42 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border-bottom:1px solid
 th{background:#f4f4f4}code{background:#f4f4f4;padding:0 .2em}.err{color:#a00}</style>{{end}}
 
 {{define "home"}}{{template "head" "rsbridge"}}
-{{range .Sets}}<link rel="resourcesync" href="{{.CapabilityList}}">
+<link rel="resourcesync" href="{{.Status.SourceDescription}}">
+{{range .AllRecords}}<link rel="resourcesync" href="{{.}}">
 {{end}}</head><body>
 <h1>rsbridge</h1>
-{{if .Disk}}<p class="err"><b>Harvests are stopped:</b> {{.Disk}}</p>{{end}}
+{{if .Status.Disk.HarvestsStopped}}<p class="err"><b>Harvests are stopped:</b> {{.Status.Disk.Error}}</p>{{end}}
 <p>OAI-PMH repositories published as ResourceSync 1.1 sources.
-Destinations start at the <a href="{{.SourceDescription}}">Source Description</a> (<code>/.well-known/resourcesync</code>).</p>
-{{range .Repos}}<h2>{{.Name}}{{if .Info.RepositoryName}}: {{.Info.RepositoryName}}{{end}}</h2>
-<p>OAI-PMH endpoint <code>{{.BaseURL}}</code>; deletedRecord <code>{{or .Info.DeletedRecord "?"}}</code>, granularity <code>{{or .Info.Granularity "?"}}</code>.<br>
-Last harvest: {{time .Info.LastHarvest}}{{if .Info.LastHarvest.IsZero}}{{else if .Info.LastHarvestOK}} (ok){{else}} <span class="err">(failed: {{.Info.LastError}})</span>{{end}};
-last reconciliation: {{time .Info.LastReconcile}}.</p>
-<table><tr><th>format</th><th>live records</th><th>deleted</th><th>changes</th><th>quarantined</th><th>resource sets</th></tr>
-{{range .Prefixes}}<tr><td><code>{{.Prefix}}</code></td><td>{{.Counter.Live}}</td><td>{{.Counter.Deleted}}</td><td>{{.Counter.Seq}}</td><td>{{.Quarantined}}</td>
-<td>{{range .Sets}}<a href="{{.CapabilityList}}">{{.Label}}</a> (<a href="{{.About}}">about</a>)<br>{{end}}</td></tr>
+Destinations start at the <a href="{{.Status.SourceDescription}}">Source Description</a> (<code>/.well-known/resourcesync</code>).
+Machine-readable status: <a href="status.json">status.json</a>.</p>
+{{range .Repos}}<h2>{{.Name}}{{if .RepositoryName}}: {{.RepositoryName}}{{end}}</h2>
+<p>OAI-PMH endpoint <code>{{.BaseURL}}</code>; deletedRecord <code>{{or .DeletedRecord "?"}}</code>, granularity <code>{{or .Granularity "?"}}</code>.</p>
+<table>
+<tr><th>now</th><td>{{with .Running}}<b>{{.Kind}} running</b> since {{time .Started}}{{if .Prefix}}, <code>{{.Prefix}}</code>{{end}}: {{num .Records}} records{{if ge .Total 0}} of {{num .Total}} ({{percent .Records .Total}}){{end}}, {{num .Pages}} pages, {{printf "%.0f" .Rate}} records/s{{if .ETA}}, about {{dur .ETA}} left{{end}}{{else}}idle{{end}}</td></tr>
+<tr><th>last success</th><td>{{run .LastSuccess}}</td></tr>
+<tr><th>last failure</th><td>{{with .LastFailure}}<span class="err">{{run .}}</span>{{else}}none{{end}}</td></tr>
+<tr><th>next harvest</th><td>{{time .NextHarvest}}</td></tr>
+<tr><th>next reconciliation</th><td>{{if .NextReconcile.IsZero}}not scheduled{{else}}{{time .NextReconcile}}{{end}} (last: {{time .LastReconcile}})</td></tr>
+</table>
+<table><tr><th>format</th><th>live records</th><th>deleted records<br><small>(tombstones, 410 Gone)</small></th><th>change events</th><th>quarantined</th><th>events per day<br><small>(last 30 days, UTC)</small></th><th>resource sets</th></tr>
+{{range .Formats}}<tr><td><code>{{.Prefix}}</code></td><td>{{num .Live}}</td><td>{{num .Tombstones}}</td><td>{{num .Events}}</td><td>{{.Quarantined}}</td>
+<td>{{template "chart" .Chart}}</td>
+<td>{{range .Sets}}<a href="{{.CapabilityList}}">{{.Label}}</a> (<a href="{{.About}}">about</a>)<br>{{end}}{{if .MoreSets}}and {{num .MoreSets}} more sets: every one is in the <a href="{{$.Status.SourceDescription}}">Source Description</a>{{end}}</td></tr>
 {{end}}</table>
-{{range .Prefixes}}{{if .Held}}<p>Quarantined <code>{{.Prefix}}</code> records (skipped, fetched again by every harvest){{if gt .Quarantined (len .Held)}}, the first {{len .Held}} of {{.Quarantined}}{{end}}:</p>
+{{range .Formats}}{{if .Held}}<p>Quarantined <code>{{.Prefix}}</code> records (skipped, fetched again by every harvest){{if gt .Quarantined (len .Held)}}, the first {{len .Held}} of {{.Quarantined}}{{end}}:</p>
 <table><tr><th>identifier</th><th>reason</th><th>since</th><th>times</th></tr>
 {{range .Held}}<tr><td><code>{{.Identifier}}</code></td><td>{{.Reason}}</td><td>{{time .First}}</td><td>{{.Times}}</td></tr>
 {{end}}</table>{{end}}{{end}}
-{{end}}</body></html>{{end}}
+{{end}}
+{{with .Status.Dumps}}{{if .LastError}}<p class="err">Dumps: the last round failed: {{.LastError}}</p>{{end}}{{end}}
+{{with .Status.Notification}}<p>Change Notification: {{.Subscriptions}} subscriptions, {{.Delivered}} notifications delivered, {{.Pending}} pending{{if .LastError}}; <span class="err">{{.LastError}}</span>{{end}}.</p>{{end}}
+<p><small>rsbridge {{.Status.Version}} ({{.Status.Revision}}), running since {{time .Status.Started}}; store {{bytes .Status.Disk.StoreBytes}}.</small></p>
+</body></html>{{end}}
+
+{{define "chart"}}<svg width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Label}}"><title>{{.Label}}</title>
+<line x1="0" y1="{{.H}}" x2="{{.W}}" y2="{{.H}}" stroke="#bbb"/>
+{{range .Bars}}<g><title>{{.Title}}</title>{{range .Rects}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}"/>{{end}}</g>
+{{end}}</svg>{{if .Max}}<br><small>max {{num .Max}}/day</small>{{end}}{{end}}
 
 {{define "about"}}{{template "head" .Title}}</head><body>
 <h1>{{.Title}}</h1>
@@ -81,70 +104,70 @@ other formats rsbridge serves; <code>describes</code> points to the landing page
 
 type homeSet struct{ Label, CapabilityList, About string }
 
-type homePrefix struct {
-	Prefix      string
-	Counter     store.Counter
-	Sets        []homeSet
-	Quarantined int
-	Held        []store.Quarantined // the first few
+// homeSetsShown is how many resource sets per format the home page lists;
+// the Source Description lists them all.
+const homeSetsShown = 20
+
+type homeFormat struct {
+	FormatReport
+	Sets     []homeSet
+	MoreSets int
+	Held     []store.Quarantined // the first few
+	Chart    chart
 }
 
 type homeRepo struct {
-	Name, BaseURL string
-	Info          store.RepoInfo
-	Prefixes      []homePrefix
+	RepoReport
+	Formats []homeFormat
 }
 
-// home is a readable overview with a <link rel="resourcesync"> per Capability
-// List.
+// home is the status page: per repository what runs, what ran and what is
+// held, with a <link rel="resourcesync"> to the Source Description and to
+// each all-records Capability List.
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	sets, err := s.resourceSets(r.Context())
+	st, err := s.status(r.Context(), true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	data := struct {
-		SourceDescription string
-		Sets              []homeSet
-		Repos             []homeRepo
-		Disk              string
-	}{SourceDescription: s.sourceDescriptionURL()}
-	if err := s.db.CheckSpace(); err != nil {
-		data.Disk = err.Error()
-	}
+		Status     *Status
+		AllRecords []string
+		Repos      []homeRepo
+	}{Status: st}
+	hide := s.cfg.Status.HideErrors
 	err = s.db.View(r.Context(), func(snap *store.Snap) error {
-		for _, repo := range s.cfg.Repositories {
-			info, err := snap.RepoInfo(repo.Name)
+		for i, rr := range st.Repositories {
+			repo := s.cfg.Repositories[i]
+			specs, err := s.published(r.Context(), repo)
 			if err != nil {
 				return err
 			}
-			hr := homeRepo{Name: repo.Name, BaseURL: repo.BaseURL, Info: info}
-			for _, p := range repo.MetadataPrefixes {
-				c, err := snap.Counter(repo.Name, p)
-				if err != nil {
-					return err
-				}
-				hp := homePrefix{Prefix: p, Counter: c}
-				hp.Quarantined, err = snap.Quarantine(repo.Name, p, 20, func(q store.Quarantined) error {
-					q.Identifier = clip(q.Identifier, 200)
-					hp.Held = append(hp.Held, q)
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-				for _, rs := range sets {
-					if rs.repo.Name == repo.Name && rs.prefix == p {
-						label := "all records"
-						if rs.set != store.AllSet {
-							label = "set " + rs.set
-						}
-						hs := homeSet{Label: label, CapabilityList: rs.capabilityList(), About: rs.about()}
-						hp.Sets = append(hp.Sets, hs)
-						data.Sets = append(data.Sets, hs)
+			hr := homeRepo{RepoReport: rr}
+			for _, fr := range rr.Formats {
+				hf := homeFormat{FormatReport: fr, Chart: eventsChart(fr.EventsPerDay)}
+				all := resourceSet{repo: repo, prefix: fr.Prefix, set: store.AllSet, base: s.base}
+				data.AllRecords = append(data.AllRecords, all.capabilityList())
+				hf.Sets = append(hf.Sets, homeSet{Label: "all records", CapabilityList: all.capabilityList(), About: all.about()})
+				for j, spec := range specs {
+					if j >= homeSetsShown {
+						hf.MoreSets = len(specs) - homeSetsShown
+						break
 					}
+					rs := resourceSet{repo: repo, prefix: fr.Prefix, set: spec, base: s.base}
+					hf.Sets = append(hf.Sets, homeSet{Label: "set " + spec, CapabilityList: rs.capabilityList(), About: rs.about()})
 				}
-				hr.Prefixes = append(hr.Prefixes, hp)
+				if _, err := snap.Quarantine(repo.Name, fr.Prefix, 20, func(q store.Quarantined) error {
+					q.Identifier = clip(q.Identifier, 200)
+					if hide {
+						q.Reason = hiddenError
+					}
+					hf.Held = append(hf.Held, q)
+					return nil
+				}); err != nil {
+					return err
+				}
+				hr.Formats = append(hr.Formats, hf)
 			}
 			data.Repos = append(data.Repos, hr)
 		}
@@ -155,9 +178,106 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
 	if err := s.pages.ExecuteTemplate(w, "home", data); err != nil {
 		s.log.Error("home page", "err", err)
 	}
+}
+
+// runSummary is one line about a finished run.
+func runSummary(r *RunReport) string {
+	if r == nil {
+		return "never"
+	}
+	out := fmt.Sprintf("%s, %s, took %s: %s records read, %s created, %s updated, %s deleted",
+		r.Ended.UTC().Format("2006-01-02 15:04:05 UTC"), r.Kind, time.Duration(r.DurationSeconds*float64(time.Second)).Round(time.Second),
+		num(r.Records), num(r.Created), num(r.Updated), num(r.Deleted))
+	if r.Quarantined > 0 {
+		out += fmt.Sprintf(", %s quarantined", num(r.Quarantined))
+	}
+	if r.Error != "" {
+		out += ": " + clip(r.Error, 600)
+	}
+	return out
+}
+
+// num writes an integer with thousands separators.
+func num(n any) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func bytesIEC(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	d, e := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		d *= unit
+		e++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(d), "KMGTPE"[e])
+}
+
+// chart is a small stacked bar chart, drawn as inline SVG by the template.
+type chart struct {
+	W, H  int
+	Max   int64
+	Label string
+	Bars  []chartBar
+}
+
+type chartBar struct {
+	Title string
+	Rects []chartRect
+}
+
+type chartRect struct {
+	X, Y, W, H int
+	Fill       string
+}
+
+// eventsChart draws events per day: created (green), updated (blue) and
+// deleted (red) stacked, one bar per day, scaled to the busiest day.
+func eventsChart(days []store.DayCount) chart {
+	const barW, gap, height = 6, 2, 40
+	c := chart{W: len(days) * (barW + gap), H: height}
+	var total int64
+	for _, d := range days {
+		c.Max = max(c.Max, d.Total())
+		total += d.Total()
+	}
+	c.Label = fmt.Sprintf("%s change events in %d days", num(total), len(days))
+	for i, d := range days {
+		b := chartBar{Title: fmt.Sprintf("%s: %s created, %s updated, %s deleted", d.Day, num(d.Created), num(d.Updated), num(d.Deleted))}
+		y := height
+		for _, part := range []struct {
+			n    int64
+			fill string
+		}{{d.Created, "#2a8"}, {d.Updated, "#38c"}, {d.Deleted, "#c44"}} {
+			if part.n == 0 || c.Max == 0 {
+				continue
+			}
+			h := max(int(part.n*height/c.Max), 1)
+			y -= h
+			b.Rects = append(b.Rects, chartRect{X: i * (barW + gap), Y: y, W: barW, H: h, Fill: part.fill})
+		}
+		c.Bars = append(c.Bars, b)
+	}
+	return c
 }
 
 // about describes one resource set: the describedby target of its Capability
@@ -201,17 +321,24 @@ func (s *Server) about(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	}
 }
 
-// robots allows everything and names every Resource List as a Sitemap.
+// robots allows everything and names, as server.robots selects, the
+// all-records Resource Lists (default), every Resource List, or none as
+// Sitemaps.
 func (s *Server) robots(w http.ResponseWriter, r *http.Request) {
-	sets, err := s.resourceSets(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var b strings.Builder
-	b.WriteString("User-agent: *\nAllow: /\n\n")
-	for _, rs := range sets {
-		b.WriteString("Sitemap: " + rs.resourceList() + "\n")
+	b.WriteString("User-agent: *\nAllow: /\n")
+	if s.cfg.Server.Robots != config.RobotsNone {
+		sets, err := s.resourceSets(r.Context())
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		b.WriteString("\n")
+		for _, rs := range sets {
+			if rs.set == store.AllSet || s.cfg.Server.Robots == config.RobotsAll {
+				b.WriteString("Sitemap: " + rs.resourceList() + "\n")
+			}
+		}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprint(w, b.String())

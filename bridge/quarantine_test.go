@@ -79,7 +79,7 @@ func TestHostileRecords(t *testing.T) {
 	if int64(len(held)) != want[oaiserver.HostileMalformed]+want[oaiserver.HostileOversize] {
 		t.Fatalf("quarantine holds %d records: %+v", len(held), held)
 	}
-	srv := NewServer(e.cfg, e.db, ServerOptions{DumpDir: t.TempDir()})
+	srv := mustServer(t, e.cfg, e.db, ServerOptions{DumpDir: t.TempDir()})
 	rec := httptestGet(t, srv.Handler(), "/")
 	for _, q := range held {
 		if !strings.Contains(rec, q.Identifier) {
@@ -131,7 +131,7 @@ func TestFarDatestamps(t *testing.T) {
 		return true
 	})
 	e.mustHarvest()
-	srv := NewServer(e.cfg, e.db, ServerOptions{DumpDir: t.TempDir()})
+	srv := mustServer(t, e.cfg, e.db, ServerOptions{DumpDir: t.TempDir()})
 	body := httptestGet(t, srv.Handler(), "/demo/oai_dc/all/resourcelist.xml")
 	for _, want := range []string{`modified="2999-01-01T00:00:00Z"`, `modified="1500-06-01T00:00:00Z"`} {
 		if !strings.Contains(body, want) {

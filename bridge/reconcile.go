@@ -32,12 +32,16 @@ var ErrReconcileRefused = errors.New("reconciliation refused")
 // events; listed records unknown to the store are fetched with GetRecord; changed
 // setSpecs become set moves. Nothing is deleted unless the pass was complete.
 func (h *Harvester) Reconcile(ctx context.Context, opts ReconcileOptions) ([]Result, error) {
-	if err := h.acquire(ctx, false); err != nil {
+	ctx, end, err := h.start(ctx, KindReconcile, false)
+	if err != nil {
 		return nil, err
 	}
-	defer h.release()
-	ctx, end := h.begin(ctx, KindReconcile)
 	defer end()
+	return h.reconcile(ctx, opts)
+}
+
+// reconcile is Reconcile once the run holds the repository.
+func (h *Harvester) reconcile(ctx context.Context, opts ReconcileOptions) ([]Result, error) {
 	started := h.now().UTC()
 	id, err := h.identify(ctx)
 	if err != nil {
@@ -96,12 +100,10 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 		if err != nil {
 			return h.fail(res, "reconcile", "list identifiers (the pass is incomplete, nothing was deleted)", err)
 		}
+		pc.Pages = 1
 		res.Counts.add(pc)
-		res.Counts.Pages++
 		unidentified += in.unidentified
-		if pc.Created+pc.Updated+pc.Deleted > 0 {
-			h.changed(h.repo.Name, prefix)
-		}
+		h.committed(prefix, pc)
 		// Identifiers the store does not hold: fetch them.
 		for _, oid := range unknown {
 			if err := h.fetchOne(ctx, prefix, oid, &res.Counts); err != nil {
@@ -176,13 +178,15 @@ func (h *Harvester) fetchOne(ctx context.Context, prefix, oid string, counts *Co
 		return err
 	}
 	defer batch.Discard()
-	if err := h.ingest(batch, counts, prefix, h.client.URL(nil)).record(rec); err != nil {
+	var c Counts
+	if err := h.ingest(batch, &c, prefix, h.client.URL(nil)).record(rec); err != nil {
 		return err
 	}
 	if err := batch.Commit(); err != nil {
 		return err
 	}
-	h.changed(h.repo.Name, prefix)
+	counts.add(c)
+	h.committed(prefix, c)
 	return nil
 }
 
@@ -192,6 +196,7 @@ func (h *Harvester) deleteUnseen(ctx context.Context, prefix string, counts *Cou
 	const per = 500
 	var batch *store.Batch
 	var in *ingest
+	var bc Counts // of the open batch
 	n := 0
 	flush := func() error {
 		if batch == nil {
@@ -199,7 +204,11 @@ func (h *Harvester) deleteUnseen(ctx context.Context, prefix string, counts *Cou
 		}
 		err := batch.Commit()
 		batch.Discard()
-		batch, n = nil, 0
+		if err == nil {
+			counts.add(bc)
+			h.committed(prefix, bc)
+		}
+		batch, n, bc = nil, 0, Counts{}
 		return err
 	}
 	err := h.db.View(ctx, func(s *store.Snap) error {
@@ -209,7 +218,7 @@ func (h *Harvester) deleteUnseen(ctx context.Context, prefix string, counts *Cou
 				if batch, err = h.db.NewBatch(h.repo.Name, prefix); err != nil {
 					return err
 				}
-				in = h.ingest(batch, counts, prefix, "")
+				in = h.ingest(batch, &bc, prefix, "")
 			}
 			if err := in.unseen(r.Identifier); err != nil {
 				return err

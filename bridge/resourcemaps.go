@@ -127,7 +127,7 @@ func (s *Server) buildMap(r *http.Request, repo config.Repository, id string) (m
 	if err != nil || len(records) == 0 {
 		return nil, "", found, err
 	}
-	published, err := s.published(r.Context(), repo)
+	published, err := s.lookup(r.Context(), repo)
 	if err != nil {
 		return nil, "", found, err
 	}
@@ -142,7 +142,7 @@ func (s *Server) buildMap(r *http.Request, repo config.Repository, id string) (m
 	}
 	slices.Sort(members)
 	for _, set := range members {
-		if slices.Contains(published, set) {
+		if published.index[set] {
 			rs := all
 			rs.set = set
 			base.IsPartOf = append(base.IsPartOf, rs.capabilityList())

@@ -30,6 +30,8 @@ type Scheduler struct {
 	log        *slog.Logger
 	ctx        context.Context
 	cancel     context.CancelFunc
+	mu         sync.Mutex // orders Trigger's wg.Go before Stop's wg.Wait
+	stopping   bool
 	wg         sync.WaitGroup
 }
 
@@ -71,20 +73,32 @@ func NewScheduler(cfg *config.Config, db *store.DB, o HarvesterOptions) (*Schedu
 // run does one run of a kind and logs how it went. ifIdle skips it when
 // the repository is busy (scheduled harvest ticks).
 func (s *Scheduler) run(h *Harvester, kind string, force, ifIdle bool) {
+	ctx, end, err := h.start(s.ctx, kind, ifIdle)
+	if errors.Is(err, ErrBusy) {
+		s.log.Debug("tick skipped: the previous run is still going", "repo", h.repo.Name, "kind", kind)
+		return
+	}
+	if err != nil {
+		return // shutting down
+	}
+	defer end()
+	s.runHeld(ctx, h, kind, force)
+}
+
+// runHeld does a run whose repository is already held.
+func (s *Scheduler) runHeld(ctx context.Context, h *Harvester, kind string, force bool) {
 	var res []Result
 	var err error
 	if kind == KindReconcile {
-		res, err = h.Reconcile(s.ctx, ReconcileOptions{Force: force})
+		res, err = h.reconcile(ctx, ReconcileOptions{Force: force})
 	} else {
-		res, err = h.Harvest(s.ctx, HarvestOptions{Full: kind == KindFullHarvest, IfIdle: ifIdle})
+		res, err = h.harvest(ctx, kind, HarvestOptions{Full: kind == KindFullHarvest})
 	}
 	var c Counts
 	for _, r := range res {
 		c.add(r.Counts)
 	}
 	switch {
-	case errors.Is(err, ErrBusy):
-		s.log.Debug("tick skipped: the previous run is still going", "repo", h.repo.Name, "kind", kind)
 	case interrupted(err):
 		s.log.Info("run interrupted; the next one resumes at the first page not committed", "repo", h.repo.Name, "kind", kind)
 	case err != nil:
@@ -97,7 +111,8 @@ func (s *Scheduler) run(h *Harvester, kind string, force, ifIdle bool) {
 
 // Trigger starts a run of a repository now, in the background: a harvest, a
 // full harvest or a reconciliation (force lifts its safety limit). It
-// returns ErrBusy when a run of the repository is going.
+// returns ErrBusy when a run of the repository is going; when it returns
+// nil the run is under way (Activity reports it).
 func (s *Scheduler) Trigger(repo, kind string, force bool) error {
 	h, ok := s.harvesters[repo]
 	if !ok {
@@ -106,17 +121,26 @@ func (s *Scheduler) Trigger(repo, kind string, force bool) error {
 	switch kind {
 	case KindHarvest, KindFullHarvest, KindReconcile:
 	default:
-		return fmt.Errorf("unknown run kind %q", kind)
+		return fmt.Errorf("unknown run kind %q (use %s, %s or %s)", kind, KindHarvest, KindFullHarvest, KindReconcile)
 	}
-	if s.ctx.Err() != nil {
-		return errors.New("shutting down")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return ErrShuttingDown
 	}
-	if h.Activity() != nil {
-		return ErrBusy
+	ctx, end, err := h.start(s.ctx, kind, true)
+	if err != nil {
+		return err
 	}
-	s.wg.Go(func() { s.run(h, kind, force, kind != KindReconcile) })
+	s.wg.Go(func() {
+		defer end()
+		s.runHeld(ctx, h, kind, force)
+	})
 	return nil
 }
+
+// ErrShuttingDown refuses work while the server stops.
+var ErrShuttingDown = errors.New("rsbridge is shutting down")
 
 // Cancel stops a repository's running run after its last committed page; it
 // reports whether one was running.
@@ -128,38 +152,25 @@ func (s *Scheduler) Cancel(repo string) (bool, error) {
 	return h.Cancel(), nil
 }
 
-// RepoStatus is what a repository is doing, did and will do.
-type RepoStatus struct {
-	Name          string           `json:"name"`
-	Running       *Activity        `json:"running,omitempty"`
-	LastSuccess   *store.RunRecord `json:"last_success,omitempty"`
-	LastFailure   *store.RunRecord `json:"last_failure,omitempty"`
-	NextHarvest   time.Time        `json:"next_harvest,omitzero"`
-	NextReconcile time.Time        `json:"next_reconcile,omitzero"`
+// Activity is the repository's running run, or nil.
+func (s *Scheduler) Activity(repo string) *Activity {
+	if h, ok := s.harvesters[repo]; ok {
+		return h.Activity()
+	}
+	return nil
 }
 
-// Status describes every repository, in configuration order.
-func (s *Scheduler) Status(ctx context.Context) ([]RepoStatus, error) {
-	var out []RepoStatus
-	err := s.db.View(ctx, func(snap *store.Snap) error {
-		for _, name := range s.names {
-			info, err := snap.RepoInfo(name)
-			if err != nil {
-				return err
-			}
-			st := RepoStatus{Name: name, Running: s.harvesters[name].Activity(), LastSuccess: info.LastSuccess, LastFailure: info.LastFailure}
-			ids := s.entries[name]
-			if ids[0] != 0 {
-				st.NextHarvest = s.cron.Entry(ids[0]).Next
-			}
-			if ids[1] != 0 {
-				st.NextReconcile = s.cron.Entry(ids[1]).Next
-			}
-			out = append(out, st)
-		}
-		return nil
-	})
-	return out, err
+// Next is when the repository's next scheduled harvest and reconciliation
+// start (zero: not scheduled, or the scheduler is not running).
+func (s *Scheduler) Next(repo string) (harvest, reconcile time.Time) {
+	ids := s.entries[repo]
+	if ids[0] != 0 {
+		harvest = s.cron.Entry(ids[0]).Next
+	}
+	if ids[1] != 0 {
+		reconcile = s.cron.Entry(ids[1]).Next
+	}
+	return harvest, reconcile
 }
 
 // Repositories names the repositories in configuration order.
@@ -177,6 +188,9 @@ func (s *Scheduler) Start() {
 // Stop cancels running harvests (each stops after its last committed page, so the
 // checkpoint is where the next run resumes) and waits for them to return.
 func (s *Scheduler) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
 	s.cancel()
 	done := s.cron.Stop()
 	waited := make(chan struct{})

@@ -52,7 +52,7 @@ func BenchmarkResourceListPages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(NewServer(cfg, db, ServerOptions{}).Handler())
+	srv := httptest.NewServer(mustServer(b, cfg, db, ServerOptions{}).Handler())
 	defer srv.Close()
 	// Like the reference client: no Accept-Encoding (Go's client would ask for gzip).
 	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"html/template"
@@ -11,6 +12,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -36,6 +39,16 @@ type Server struct {
 	dumpDir   string
 	hub       http.Handler
 	cache     *docCache // nil: documents are streamed from the store every time
+
+	sched       *Scheduler // nil: no runs to report or start
+	dumper      *Dumper
+	notifier    *Notifier
+	metrics     *Metrics
+	started     time.Time
+	adminDigest [sha256.Size]byte // SHA-256 of the admin token
+	admin       bool              // the admin API is configured
+	backupMu    sync.Mutex        // one backup at a time
+	draining    atomic.Bool       // shutting down: /readyz says 503
 }
 
 // ServerOptions are the optional parts of NewServer.
@@ -49,11 +62,19 @@ type ServerOptions struct {
 	// CacheDir holds rendered documents (emptied at start); "" renders every
 	// document afresh.
 	CacheDir string
+	// Scheduler, Dumper and Notifier are reported on the status page; the
+	// admin API starts and cancels the Scheduler's runs. Any may be nil.
+	Scheduler *Scheduler
+	Dumper    *Dumper
+	Notifier  *Notifier
+	// Metrics are served at /metrics and count requests (nil: no /metrics).
+	Metrics *Metrics
 }
 
 // NewServer builds a server over an open store. Change Lists are cut by the
-// store's own policy; the server only asks the store for them.
-func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) *Server {
+// store's own policy; the server only asks the store for them. It fails only
+// when the admin token is configured but cannot be read.
+func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -64,10 +85,21 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) *Server {
 	if o.DumpDir == "" {
 		o.DumpDir = DumpDir(cfg)
 	}
-	srv := &Server{setCatalog: setCatalog{cfg: cfg, db: db, base: base}, cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
+	srv := &Server{setCatalog: newSetCatalog(cfg, db, base), cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
 		limit: cfg.ResourceSync.PageLimit, pages: parsePages(),
 		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle),
-		dumpDir: o.DumpDir, hub: o.Hub}
+		dumpDir: o.DumpDir, hub: o.Hub,
+		sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, metrics: o.Metrics, started: o.Now().UTC()}
+	if srv.hub == nil && o.Notifier != nil {
+		srv.hub = o.Notifier.Hub()
+	}
+	if cfg.Admin.Enabled() {
+		token, err := cfg.Admin.Secret()
+		if err != nil {
+			return nil, err
+		}
+		srv.admin, srv.adminDigest = true, sha256.Sum256([]byte(token))
+	}
 	if o.CacheDir != "" {
 		c, err := newDocCache(o.CacheDir, cmp.Or(cfg.Server.CacheBytes, config.DefaultCacheBytes), o.Logger, db.CheckSpace)
 		if err != nil {
@@ -76,19 +108,26 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) *Server {
 			srv.cache = c
 		}
 	}
-	return srv
+	return srv, nil
 }
+
+// Drain marks the server as shutting down: /readyz answers 503 from now on.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 const xmlType = "application/xml"
 
-// Handler is the route table: every URL rsbridge serves, in one place.
+// Handler is the route table: every URL rsbridge serves, in one place. With
+// admin.listen set, the admin API and /metrics are on AdminHandler instead.
 func (s *Server) Handler() http.Handler {
 	// Encoded paths: identifiers are one escaped segment and may contain
 	// slashes; "." and ".." are sent as %2E and %2E%2E (urls.go), which the
 	// router must not clean away.
 	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
+	r.Use(s.metrics.instrument)
 	get := []string{http.MethodGet, http.MethodHead}
+	s.operations(r, s.cfg.Admin.Listen == "")
 	r.HandleFunc("/", s.home).Methods(get...)
+	r.HandleFunc("/status.json", s.statusJSON).Methods(get...)
 	r.HandleFunc("/.well-known/resourcesync", s.sourceDescription).Methods(get...)
 	r.HandleFunc("/robots.txt", s.robots).Methods(get...)
 	r.HandleFunc("/{repo}/{prefix}/resource/{id}", s.resource).Methods(get...)
@@ -113,9 +152,38 @@ func (s *Server) Handler() http.Handler {
 		httpError(w, http.StatusNotFound, "not found: "+clip(req.URL.Path, 200)+"\nstart at /.well-known/resourcesync")
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		httpError(w, http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
+		httpError(w, http.StatusMethodNotAllowed, "method not allowed: documents are read with GET or HEAD; the admin API starts runs with POST")
 	})
 	return gzipDocuments(r)
+}
+
+// AdminHandler serves the admin API, /metrics and the health checks on
+// admin.listen.
+func (s *Server) AdminHandler() http.Handler {
+	r := mux.NewRouter().UseEncodedPath()
+	r.Use(s.metrics.instrument)
+	s.operations(r, true)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		httpError(w, http.StatusNotFound, "not found: "+clip(req.URL.Path, 200)+"\nthis address serves /admin/, /metrics, /healthz and /readyz")
+	})
+	return r
+}
+
+// operations adds the health checks and, with admin, the admin API and
+// /metrics.
+func (s *Server) operations(r *mux.Router, admin bool) {
+	get := []string{http.MethodGet, http.MethodHead}
+	r.HandleFunc("/healthz", s.healthz).Methods(get...)
+	r.HandleFunc("/readyz", s.readyz).Methods(get...)
+	if !admin {
+		return
+	}
+	if s.metrics != nil {
+		r.Handle("/metrics", s.metrics.Handler()).Methods(get...)
+	}
+	if s.admin {
+		s.adminRoutes(r)
+	}
 }
 
 // httpError answers a plain-text error; the message is clipped, since parts
@@ -150,12 +218,12 @@ func (s *Server) withSet(h func(http.ResponseWriter, *http.Request, resourceSet)
 		}
 		rs := resourceSet{repo: repo, prefix: v["prefix"], set: store.AllSet, base: s.base}
 		if spec, ok := v["set"]; ok {
-			published, err := s.published(r.Context(), repo)
+			ok, err := s.isPublished(r.Context(), repo, spec)
 			if err != nil {
 				s.fail(w, r, err)
 				return
 			}
-			if !slices.Contains(published, spec) {
+			if !ok {
 				httpError(w, http.StatusNotFound, fmt.Sprintf("repository %q publishes no set %q", repo.Name, spec))
 				return
 			}

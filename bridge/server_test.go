@@ -119,11 +119,14 @@ func TestDiscoveryPages(t *testing.T) {
 		return resp, string(b)
 	}
 	resp, home := get("/")
-	if resp.StatusCode != 200 || strings.Count(home, `<link rel="resourcesync"`) != 8 || !strings.Contains(home, "rsbridge demo repository") || !strings.Contains(home, "Last harvest: 2026-11-22") {
+	// Links: the Source Description and the two all-records Capability Lists.
+	if resp.StatusCode != 200 || strings.Count(home, `<link rel="resourcesync"`) != 3 || !strings.Contains(home, "rsbridge demo repository") ||
+		!strings.Contains(home, "<th>last success</th><td>2026-11-22") || !strings.Contains(home, `/demo/jpcoar_2.0/set/s1/capabilitylist.xml">set s1</a>`) {
 		t.Errorf("home page:\n%s", home)
 	}
+	// robots.txt names the all-records Resource Lists by default.
 	_, robots := get("/robots.txt")
-	if strings.Count(robots, "Sitemap: "+s.srv.URL) != 8 || !strings.Contains(robots, "/demo/jpcoar_2.0/set/s1/resourcelist.xml") {
+	if strings.Count(robots, "Sitemap: "+s.srv.URL) != 2 || !strings.Contains(robots, "/demo/jpcoar_2.0/all/resourcelist.xml") {
 		t.Errorf("robots.txt:\n%s", robots)
 	}
 	resp, about := get("/demo/oai_dc/set/s1/about.html")

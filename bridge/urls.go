@@ -4,35 +4,106 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
+	"sync"
 
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
 
 // setCatalog knows which resource sets a configuration publishes; the
-// server, the dumper and the notifier share it.
+// server, the dumper and the notifier each have one.
 type setCatalog struct {
-	cfg  *config.Config
-	db   *store.DB
-	base string
+	cfg   *config.Config
+	db    *store.DB
+	base  string
+	cache *publishedCache
 }
 
-// published lists the setSpecs that get their own resource set: the configured
-// sets, or else every set ListSets reported.
+func newSetCatalog(cfg *config.Config, db *store.DB, base string) setCatalog {
+	return setCatalog{cfg: cfg, db: db, base: base, cache: &publishedCache{m: map[string]publishedSets{}}}
+}
+
+// publishedCache keeps each repository's published sets until the store's
+// set lists change: with thousands of sets, every per-set request would
+// otherwise read them all.
+type publishedCache struct {
+	mu sync.Mutex
+	m  map[string]publishedSets
+}
+
+type publishedSets struct {
+	gen   uint64
+	specs []string
+	index map[string]bool
+}
+
+// published lists the setSpecs that get their own resource set: the
+// configured sets, or else the sets ListSets reported that match
+// set_patterns (all without patterns), the first max_sets of them in
+// setSpec order.
 func (s setCatalog) published(ctx context.Context, repo config.Repository) ([]string, error) {
-	if len(repo.Sets) > 0 {
-		return repo.Sets, nil
+	p, err := s.lookup(ctx, repo)
+	return p.specs, err
+}
+
+// isPublished reports whether spec is one of the repository's resource sets.
+func (s setCatalog) isPublished(ctx context.Context, repo config.Repository, spec string) (bool, error) {
+	p, err := s.lookup(ctx, repo)
+	return p.index[spec], err
+}
+
+func (s setCatalog) lookup(ctx context.Context, repo config.Repository) (publishedSets, error) {
+	gen := s.db.SetsGeneration()
+	s.cache.mu.Lock()
+	p, ok := s.cache.m[repo.Name]
+	s.cache.mu.Unlock()
+	if ok && p.gen == gen {
+		return p, nil
 	}
-	var specs []string
-	err := s.db.View(ctx, func(snap *store.Snap) error {
-		sets, err := snap.Sets(repo.Name)
-		for _, si := range sets {
-			specs = append(specs, si.Spec)
+	p = publishedSets{gen: gen}
+	if len(repo.Sets) > 0 {
+		p.specs = repo.Sets
+	} else {
+		err := s.db.View(ctx, func(snap *store.Snap) error {
+			sets, err := snap.Sets(repo.Name)
+			for _, si := range sets {
+				if matchesAny(repo.SetPatterns, si.Spec) {
+					p.specs = append(p.specs, si.Spec)
+				}
+				if repo.MaxSets > 0 && len(p.specs) == repo.MaxSets {
+					break
+				}
+			}
+			return err
+		})
+		if err != nil {
+			return publishedSets{}, err
 		}
-		return err
-	})
-	return specs, err
+	}
+	p.index = make(map[string]bool, len(p.specs))
+	for _, spec := range p.specs {
+		p.index[spec] = true
+	}
+	s.cache.mu.Lock()
+	s.cache.m[repo.Name] = p
+	s.cache.mu.Unlock()
+	return p, nil
+}
+
+// matchesAny reports whether spec matches one of the patterns (path.Match);
+// no patterns match everything.
+func matchesAny(patterns []string, spec string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	for _, pat := range patterns {
+		if ok, _ := path.Match(pat, spec); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // resourceSets lists every resource set of every repository, in a stable order.

@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -83,7 +85,10 @@ const page1 = `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDa
 <resumptionToken completeListSize="2" cursor="0">a b+c/d=&amp;e</resumptionToken></ListRecords></OAI-PMH>`
 
 func TestRetryAfterSecondsDateAnd429(t *testing.T) {
-	date := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+	// The client's clock is pinned, so the HTTP date is exactly 90 s ahead
+	// however long the test takes to get there.
+	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	date := now.Add(90 * time.Second).Format(http.TimeFormat)
 	s := &script{steps: []func(http.ResponseWriter, *http.Request){
 		func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Retry-After", "7"); w.WriteHeader(503) },
 		func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Retry-After", date); w.WriteHeader(503) },
@@ -93,7 +98,10 @@ func TestRetryAfterSecondsDateAnd429(t *testing.T) {
 		},
 		xmlBody(200, page1),
 	}}
-	c, sl, _ := newTestClient(t, s, func(o *Options) { o.MaxRetryAfter = 30 * time.Minute })
+	c, sl, _ := newTestClient(t, s, func(o *Options) {
+		o.MaxRetryAfter = 30 * time.Minute
+		o.Now = func() time.Time { return now }
+	})
 	n := 0
 	p, err := c.ListRecords(context.Background(), Query{MetadataPrefix: "oai_dc"}, func(*Record) error { n++; return nil })
 	if err != nil {
@@ -102,7 +110,7 @@ func TestRetryAfterSecondsDateAnd429(t *testing.T) {
 	if n != 1 || p.Token.Value != "a b+c/d=&e" || p.Token.CompleteListSize != 2 {
 		t.Errorf("n=%d page=%+v", n, p)
 	}
-	if len(sl.d) != 3 || sl.d[0] != 7*time.Second || sl.d[1] < 80*time.Second || sl.d[1] > 91*time.Second || sl.d[2] != 30*time.Minute {
+	if len(sl.d) != 3 || sl.d[0] != 7*time.Second || sl.d[1] != 90*time.Second || sl.d[2] != 30*time.Minute {
 		t.Errorf("waits %v", sl.d)
 	}
 }
@@ -337,43 +345,175 @@ func TestContextCancelStopsBackoff(t *testing.T) {
 	}
 }
 
-// TestIdleTimeout: a body that keeps coming slowly is fine even when it takes
-// longer than the timeout in all; one that stalls is cut off and retried.
+// pipeTransport is an upstream without sockets: request i is answered by
+// steps[i]. Bodies are io.Pipes fed by a goroutine of the step's own, so inside
+// a synctest bubble every pause an upstream takes is on the fake clock and the
+// client's idle timer (time.AfterFunc) fires exactly when it should, however
+// loaded the machine is. Like net/http, cancelling the request's context breaks
+// off a body being read.
+type pipeTransport struct {
+	mu    sync.Mutex
+	steps []func(r *http.Request) (*http.Response, error)
+	n     int
+}
+
+func (p *pipeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	p.mu.Lock()
+	i := p.n
+	p.n++
+	p.mu.Unlock()
+	if i >= len(p.steps) {
+		return nil, errors.New("pipeTransport: script exhausted")
+	}
+	return p.steps[i](r)
+}
+
+// pipeResponse answers 200 with a body that write produces; the body ends when
+// write returns and breaks off with the context's error once r is cancelled.
+func pipeResponse(r *http.Request, write func(w io.Writer)) *http.Response {
+	pr, pw := io.Pipe()
+	ctx := r.Context()
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
+	go func() {
+		defer stop()
+		write(pw)
+		pw.Close()
+	}()
+	return &http.Response{StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/xml; charset=utf-8"}}, Body: pr, ContentLength: -1, Request: r}
+}
+
+// attempts records what Options.Observe sees.
+type attempts struct {
+	mu sync.Mutex
+	a  []Attempt
+}
+
+func (a *attempts) observe(at Attempt) {
+	a.mu.Lock()
+	a.a = append(a.a, at)
+	a.mu.Unlock()
+}
+
+func (a *attempts) list() []Attempt {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]Attempt(nil), a.a...)
+}
+
+// TestIdleTimeout runs in a synctest bubble (fake clock): a body that keeps
+// trickling, each chunk arriving 1 ms before the idle timeout would fire, is read
+// to the end although the whole transfer takes many times the timeout; a body
+// that stalls halfway, and a response whose headers never come, are each cut
+// after exactly the timeout with the timeout error, and retried.
 func TestIdleTimeout(t *testing.T) {
-	half := len(page1) / 2
-	slow := func(pause time.Duration, chunks int) func(http.ResponseWriter, *http.Request) {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(200)
+	const timeout = 2 * time.Second
+	const chunks = 8
+	trickle := func(r *http.Request) (*http.Response, error) {
+		return pipeResponse(r, func(w io.Writer) {
 			step := len(page1)/chunks + 1
 			for i := 0; i < len(page1); i += step {
-				fmt.Fprint(w, page1[i:min(i+step, len(page1))])
-				w.(http.Flusher).Flush()
-				time.Sleep(pause)
+				if i > 0 {
+					time.Sleep(timeout - time.Millisecond)
+				}
+				if _, err := io.WriteString(w, page1[i:min(i+step, len(page1))]); err != nil {
+					return
+				}
+			}
+		}), nil
+	}
+	stallBody := func(r *http.Request) (*http.Response, error) {
+		return pipeResponse(r, func(w io.Writer) {
+			io.WriteString(w, page1[:len(page1)/2])
+			<-r.Context().Done()
+		}), nil
+	}
+	stallHeaders := func(r *http.Request) (*http.Response, error) {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
+	whole := func(r *http.Request) (*http.Response, error) {
+		return pipeResponse(r, func(w io.Writer) { io.WriteString(w, page1) }), nil
+	}
+	list := func(c *Client) error {
+		p, err := c.ListRecords(context.Background(), Query{MetadataPrefix: "oai_dc"}, func(*Record) error { return nil })
+		if err == nil && (p.Count != 1 || p.Token.Value != "a b+c/d=&e") {
+			err = fmt.Errorf("incomplete page %+v", p)
+		}
+		return err
+	}
+	synctest.Test(t, func(t *testing.T) {
+		var at attempts
+		sl := &sleeps{}
+		rt := &pipeTransport{steps: []func(*http.Request) (*http.Response, error){trickle, stallBody, whole, stallHeaders, whole}}
+		c, err := NewClient(Options{Repository: "test", BaseURL: "http://upstream.test/oai", MaxRetries: 3, Timeout: timeout,
+			Transport: rt, Sleep: sl.sleep, Observe: at.observe})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// (a) trickling: never idle for the timeout, so never cut.
+		if err := list(c); err != nil {
+			t.Fatalf("slow but steady body failed: %v", err)
+		}
+		a := at.list()
+		if len(a) != 1 || a[0].Err != nil || len(sl.d) != 0 {
+			t.Fatalf("steady body: attempts %+v, waits %v", a, sl.d)
+		}
+		if want := (chunks - 2) * (timeout - time.Millisecond); a[0].Duration < want {
+			t.Fatalf("steady body took %v, want at least %v: the test no longer outlasts the timeout", a[0].Duration, want)
+		}
+
+		// (b) stalls, in the body and before the headers: cut with the timeout error and retried.
+		for _, where := range []string{"body", "headers"} {
+			n := len(at.list())
+			if err := list(c); err != nil {
+				t.Fatalf("stalled %s was not retried: %v", where, err)
+			}
+			a := at.list()[n:]
+			if len(a) != 2 || a[1].Err != nil {
+				t.Fatalf("stalled %s: attempts %+v", where, a)
+			}
+			if a[0].Err == nil || !strings.Contains(a[0].Err.Error(), "no data from the repository for 2s (timeout)") || !a[0].Retry {
+				t.Errorf("stalled %s: first attempt err %v, retry %v; want the timeout error, retried", where, a[0].Err, a[0].Retry)
+			}
+			if a[0].Duration != timeout {
+				t.Errorf("stalled %s: cut after %v, want exactly %v", where, a[0].Duration, timeout)
 			}
 		}
-	}
+		if len(sl.d) != 2 {
+			t.Fatalf("waits %v, want one backoff per stall", sl.d)
+		}
+	})
+}
+
+// TestIdleTimeoutRealConn checks the same cut over a real socket, where the
+// cancellation must reach a body read inside net/http. Only a lower bound on
+// time is asserted (the timer cannot fire early), so load cannot make it fail;
+// the upstream stalls until the client gives up, however long that takes.
+func TestIdleTimeoutRealConn(t *testing.T) {
+	const timeout = 200 * time.Millisecond
 	stall := func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)
-		fmt.Fprint(w, page1[:half])
+		fmt.Fprint(w, page1[:len(page1)/2])
 		w.(http.Flusher).Flush()
 		select {
 		case <-r.Context().Done():
-		case <-time.After(3 * time.Second):
+		case <-time.After(time.Minute): // the body then ends short: not the timeout error
 		}
 	}
-	s := &script{steps: []func(http.ResponseWriter, *http.Request){slow(60*time.Millisecond, 8), stall, xmlBody(200, page1)}}
-	c, sl, _ := newTestClient(t, s, func(o *Options) { o.Timeout = 250 * time.Millisecond })
-	if _, err := c.ListRecords(context.Background(), Query{MetadataPrefix: "oai_dc"}, func(*Record) error { return nil }); err != nil {
-		t.Fatalf("slow but steady body failed: %v", err)
-	}
-	if len(sl.d) != 0 {
-		t.Fatalf("retried a steady body: %v", sl.d)
-	}
+	var at attempts
+	s := &script{steps: []func(http.ResponseWriter, *http.Request){stall, xmlBody(200, page1)}}
+	c, sl, _ := newTestClient(t, s, func(o *Options) { o.Timeout = timeout; o.Observe = at.observe })
 	if _, err := c.ListRecords(context.Background(), Query{MetadataPrefix: "oai_dc"}, func(*Record) error { return nil }); err != nil {
 		t.Fatalf("stalled body was not retried: %v", err)
 	}
-	if len(sl.d) != 1 {
-		t.Fatalf("waits %v", sl.d)
+	a := at.list()
+	if len(a) != 2 || len(sl.d) != 1 || a[1].Err != nil {
+		t.Fatalf("attempts %+v, waits %v", a, sl.d)
+	}
+	if a[0].Err == nil || !strings.Contains(a[0].Err.Error(), "(timeout)") || !a[0].Retry || a[0].Duration < timeout {
+		t.Fatalf("stalled attempt: err %v, retry %v, after %v; want the timeout error after at least %v", a[0].Err, a[0].Retry, a[0].Duration, timeout)
 	}
 }
 

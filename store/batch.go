@@ -34,6 +34,8 @@ type Batch struct {
 	ctr      Counter
 	ctrDirty bool
 	lists    map[string]*ChangeListInfo // latest list per set, as staged
+	day      *DayCount                  // the current day's event counts, as staged
+	dayDirty bool
 	dirty    map[string]bool
 	released bool // the read lock on db.mu taken by NewBatch was given back
 }
@@ -113,6 +115,9 @@ func (b *Batch) Apply(next *Record, metadata []byte, ev *Event) error {
 // endRecord writes what the current record staged to the transaction,
 // committing the transaction first when the record would not fit.
 func (b *Batch) endRecord() error {
+	if err := b.flushDay(); err != nil {
+		return err
+	}
 	if b.ctrDirty {
 		v, err := json.Marshal(b.ctr)
 		if err != nil {
@@ -252,6 +257,9 @@ func (b *Batch) appendEvent(ev *Event) error {
 		return err
 	}
 	b.stage(seqKey('e', ev.Seq, b.repo, b.prefix), v)
+	if err := b.countDay(ev); err != nil {
+		return err
+	}
 	sets := append([]string{AllSet}, unionSets(ev.SetsBefore, ev.SetsAfter)...)
 	for _, s := range sets {
 		c := ev.Change

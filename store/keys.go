@@ -23,6 +23,9 @@ import (
 //	p/repo·prefix·id          "seen" marks of a reconciliation pass
 //	i/repo                    repository description (Identify facts, last harvest)
 //	s/repo·setSpec            set description (ListSets)
+//	y/repo·prefix·day         events per day (days.go)
+//	v/, V/                    kept versions (versions.go); R/, Q/, G/ dumps (dumps.go)
+//	z/                        quarantine (quarantine.go); hub state in websub.go
 const sep = "\x00"
 
 func key(table byte, parts ...string) []byte {

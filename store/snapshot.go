@@ -353,3 +353,14 @@ func (s *Snap) Unseen(repo, prefix string, fn func(*Record) error) error {
 		return err
 	})
 }
+
+// Ping reads from the store: nil when it serves reads.
+func (db *DB) Ping(ctx context.Context) error {
+	return db.View(ctx, func(s *Snap) error {
+		_, err := s.txn.Get([]byte("i/"))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		return err
+	})
+}

@@ -47,8 +47,18 @@ func defaultReserve(total uint64) uint64 {
 }
 
 func (c spaceCheck) check() error {
+	free, reserve, err := c.space()
+	if err != nil || free >= reserve {
+		return err
+	}
+	return &SpaceError{Dir: c.dir, Free: free, Reserve: reserve}
+}
+
+// space reads the free bytes and works out the reserve; both are zero for an
+// in-memory store.
+func (c spaceCheck) space() (free, reserve uint64, err error) {
 	if c.inMemory && c.free == nil {
-		return nil
+		return 0, 0, nil
 	}
 	freeFn := c.free
 	if freeFn == nil {
@@ -56,16 +66,13 @@ func (c spaceCheck) check() error {
 	}
 	free, total, err := freeFn(c.dir)
 	if err != nil {
-		return fmt.Errorf("data directory %s: cannot read the free disk space: %w", c.dir, err)
+		return 0, 0, fmt.Errorf("data directory %s: cannot read the free disk space: %w", c.dir, err)
 	}
-	reserve := c.min
+	reserve = c.min
 	if reserve == 0 {
 		reserve = defaultReserve(total)
 	}
-	if free < reserve {
-		return &SpaceError{Dir: c.dir, Free: free, Reserve: reserve}
-	}
-	return nil
+	return free, reserve, nil
 }
 
 func statfs(dir string) (free, total uint64, err error) {
@@ -83,6 +90,10 @@ func (db *DB) CheckSpace() error {
 	defer db.mu.RUnlock()
 	return db.writable()
 }
+
+// Space reports the free bytes of the data directory's file system and the
+// reserve writes keep (zero for an in-memory store).
+func (db *DB) Space() (free, reserve uint64, err error) { return db.space.space() }
 
 // ReadOnly reports whether the store is open read-only (the disk was full
 // when it was opened, and it has not been reopened since).

@@ -88,6 +88,7 @@ type DB struct {
 	clLimit        int
 	clPeriod       time.Duration
 	written        atomic.Bool // something was committed since the last periodic sync
+	setsGen        atomic.Uint64
 }
 
 // ErrLocked reports a data directory held by another process.
@@ -482,18 +483,42 @@ func (db *DB) ReplaceSets(repo string, sets []SetInfo) error {
 	if err != nil {
 		return fmt.Errorf("store: sets of %s: %w", repo, err)
 	}
-	return wb.Flush()
+	if err := wb.Flush(); err != nil {
+		return err
+	}
+	db.setsGen.Add(1)
+	return nil
 }
+
+// SetsGeneration changes whenever ReplaceSets stored new set lists, so
+// readers can cache what they derive from them.
+func (db *DB) SetsGeneration() uint64 { return db.setsGen.Load() }
 
 // scan iterates keys with the prefix in order, handing out values only when asked.
 func scan(txn *badger.Txn, prefix []byte, values bool, fn func(k, v []byte) error) error {
+	return scanAt(txn, prefix, prefix, values, fn)
+}
+
+// errStop ends a scan early without an error.
+var errStop = errors.New("stop scan")
+
+// scanFrom calls fn with the key and value of every key under prefix from
+// start on; fn returns errStop to end early.
+func scanFrom(txn *badger.Txn, prefix, start []byte, fn func(k, v []byte) error) error {
+	if err := scanAt(txn, prefix, start, true, fn); err != nil && !errors.Is(err, errStop) {
+		return err
+	}
+	return nil
+}
+
+func scanAt(txn *badger.Txn, prefix, start []byte, values bool, fn func(k, v []byte) error) error {
 	o := badger.DefaultIteratorOptions
 	o.Prefix = prefix
 	o.PrefetchValues = values
 	o.PrefetchSize = 64
 	it := txn.NewIterator(o)
 	defer it.Close()
-	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+	for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 		item := it.Item()
 		var err error
 		if values {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/rsbridge/rsbridge/config"
@@ -18,12 +19,13 @@ import (
 // loopback port inside this process, published by the real server and
 // scheduler. The repository changes a little every 30 s (a record added, one
 // updated, one deleted, one moved to another set) so Change Lists fill up.
-func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-chan os.Signal) error {
 	fs := newFlags("demo", stderr)
 	records := fs.Int("records", 2000, "number of records in the synthetic repository")
 	data := fs.String("data", "./demo-data", "data directory")
 	listen := fs.String("listen", config.DefaultListen, "address rsbridge listens on")
 	every := fs.Duration("every", 30*time.Second, "how often the synthetic repository changes and is harvested")
+	baseURL := fs.String("base-url", "", "public URL of this server, as clients reach it (default http://<listen>)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer func() { cancel(); <-done }()
 
 	cfg := config.Default()
-	cfg.Listen, cfg.DataDir, cfg.LogLevel = *listen, *data, "warn"
+	cfg.Listen, cfg.DataDir, cfg.BaseURL = *listen, *data, *baseURL
 	noDelay := time.Duration(0)
 	cfg.Defaults.Delay = &noDelay
 	cfg.Repositories = []config.Repository{{Name: "demo", BaseURL: "http://" + ln.Addr().String() + "/oai",
@@ -68,7 +70,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageError{fmt.Errorf("demo: %w", err)}
 	}
 	fmt.Fprintf(stdout, "demo: synthetic OAI-PMH repository of %d records at http://%s/oai, changing every %s\n", *records, ln.Addr(), every)
-	return serve(ctx, cfg, stdout, stderr)
+	return serve(ctx, cfg, "", stdout, stderr, hup)
 }
 
 // cmdDemoUpstream serves a synthetic OAI-PMH repository, so rsbridge can be tried

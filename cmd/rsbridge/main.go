@@ -18,8 +18,15 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
+	// SIGINT and SIGTERM stop the command cleanly; a second one kills it at
+	// once (the default action is back after the first).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	go func() { <-ctx.Done(); stop() }()
+	// SIGHUP (systemctl reload, logrotate) makes serve reload what it safely
+	// can; it never stops rsbridge.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	code := runWith(ctx, os.Args[1:], os.Stdout, os.Stderr, hup)
 	stop()
 	os.Exit(code)
 }

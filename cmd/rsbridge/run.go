@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/rsbridge/rsbridge/bridge"
 	"github.com/rsbridge/rsbridge/config"
@@ -18,59 +19,118 @@ const usage = `rsbridge publishes OAI-PMH 2.0 repositories as ResourceSync 1.1 s
 
 Usage:
   rsbridge serve         -config FILE                        serve ResourceSync and harvest on schedule
-  rsbridge serve         -oai URL [-prefix P] [-data DIR] [-listen ADDR]   the same without a config file
-  rsbridge harvest       -config FILE [-repo NAME] [-full]   harvest now, then exit
-  rsbridge reconcile     -config FILE [-repo NAME] [-force]  find silent deletions now
+  rsbridge serve         -oai URL [-prefix P] [-data DIR] [-listen ADDR] [-base-url URL]
+                                                             the same without a config file
+  rsbridge harvest       -config FILE [-repo NAME] [-full]   harvest now (hands over to a running serve)
+  rsbridge reconcile     -config FILE [-repo NAME] [-force]  find silent deletions now (likewise)
+  rsbridge backup        -config FILE -o FILE                online backup of the store (- for stdout)
+  rsbridge restore       -config FILE -i FILE                restore a backup into an empty data_dir
   rsbridge check-config  -config FILE                        validate a configuration
-  rsbridge demo          [-records N] [-data DIR] [-listen ADDR]  offline demo: serve a built-in synthetic repository
+  rsbridge healthcheck   [-url URL | -config FILE]           probe /healthz (exit 0 when healthy)
+  rsbridge demo          [-records N] [-data DIR] [-listen ADDR] [-base-url URL]
+                                                             offline demo: serve a built-in synthetic repository
   rsbridge demo-upstream [-listen ADDR] [-records N]         serve a synthetic OAI-PMH repository
-  rsbridge version
+  rsbridge version                                           version and build information
 
 Run "rsbridge COMMAND -h" for a command's flags.
+
+Exit status: 0 done (serve: stopped on request), 1 failed, 2 bad usage or
+configuration, 130 interrupted (the next run resumes where this one stopped).
 `
 
-// run is the whole program; it returns the exit code.
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // 128 + SIGINT, as shells report it
+)
+
+// run is the whole program without SIGHUP; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runWith(ctx, args, stdout, stderr, nil)
+}
+
+// runWith is the whole program; hup delivers SIGHUP to serve.
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-chan os.Signal) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return 2
+		return exitUsage
 	}
 	var err error
 	switch args[0] {
 	case "serve":
-		err = cmdServe(ctx, args[1:], stdout, stderr)
+		err = cmdServe(ctx, args[1:], stdout, stderr, hup)
 	case "harvest":
 		err = cmdHarvest(ctx, args[1:], stderr, false)
 	case "reconcile":
 		err = cmdHarvest(ctx, args[1:], stderr, true)
+	case "backup":
+		err = cmdBackup(ctx, args[1:], stdout, stderr)
+	case "restore":
+		err = cmdRestore(ctx, args[1:], stderr)
 	case "check-config":
 		err = cmdCheckConfig(args[1:], stdout, stderr)
+	case "healthcheck":
+		err = cmdHealthcheck(ctx, args[1:], stdout, stderr)
 	case "demo":
-		err = cmdDemo(ctx, args[1:], stdout, stderr)
+		err = cmdDemo(ctx, args[1:], stdout, stderr, hup)
 	case "demo-upstream":
 		err = cmdDemoUpstream(ctx, args[1:], stdout, stderr)
-	case "version":
-		fmt.Fprintln(stdout, "rsbridge", bridge.Version)
+	case "version", "-version", "--version":
+		fmt.Fprint(stdout, versionText())
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 	default:
 		fmt.Fprintf(stderr, "rsbridge: unknown command %q\n\n%s", args[0], usage)
-		return 2
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+		return exitUsage
 	}
 	var ue usageError
-	if errors.As(err, &ue) {
+	var ie interruptedError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "rsbridge %s: %v\n", args[0], err)
-		return 2
-	}
-	if err != nil {
+		return exitUsage
+	case errors.As(err, &ie):
 		fmt.Fprintf(stderr, "rsbridge %s: %v\n", args[0], err)
-		return 1
+		return exitInterrupted
 	}
-	return 0
+	fmt.Fprintf(stderr, "rsbridge %s: %v\n", args[0], err)
+	return exitFailed
 }
+
+// versionText is the version with the build's VCS information.
+func versionText() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rsbridge %s\n", bridge.Version)
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b.String()
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	fmt.Fprintf(&b, "  revision   %s\n", bridge.BuildRevision())
+	if t := settings["vcs.time"]; t != "" {
+		fmt.Fprintf(&b, "  committed  %s\n", t)
+	}
+	fmt.Fprintf(&b, "  go         %s %s/%s\n", bi.GoVersion, settings["GOOS"], settings["GOARCH"])
+	if v := settings["CGO_ENABLED"]; v != "" {
+		fmt.Fprintf(&b, "  cgo        %s\n", v)
+	}
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		fmt.Fprintf(&b, "  module     %s %s\n", bi.Main.Path, bi.Main.Version)
+	}
+	return b.String()
+}
+
+// interruptedError is a command stopped by SIGINT or SIGTERM: exit 130.
+type interruptedError struct{ msg string }
+
+func (e interruptedError) Error() string { return e.msg }
 
 type usageError struct{ error }
 
@@ -93,12 +153,19 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+// newLogger logs to w at the level and in the format (text or json) given;
+// the level can change later through the returned LevelVar (SIGHUP).
+func newLogger(w io.Writer, level, format string) (*slog.Logger, *slog.LevelVar) {
+	lv := new(slog.LevelVar)
 	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
+	if err := l.UnmarshalText([]byte(level)); err == nil {
+		lv.Set(l)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	o := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, o)), lv
+	}
+	return slog.New(slog.NewTextHandler(w, o)), lv
 }
 
 // parseWithConfig parses the flags, then loads and validates the -config file
@@ -131,114 +198,4 @@ func cmdCheckConfig(args []string, stdout, stderr io.Writer) error {
 			r.Name, r.BaseURL, strings.Join(r.MetadataPrefixes, ","), r.Schedule, rec, s.Delay, s.MaxRetries)
 	}
 	return nil
-}
-
-func cmdHarvest(ctx context.Context, args []string, stderr io.Writer, reconcile bool) error {
-	name := "harvest"
-	if reconcile {
-		name = "reconcile"
-	}
-	fs := newFlags(name, stderr)
-	path := fs.String("config", "", "configuration file (required)")
-	repoName := fs.String("repo", "", "only this repository (default: all)")
-	full := fs.Bool("full", false, "harvest everything again, ignoring the high-water mark and any list in progress")
-	force := fs.Bool("force", false, "reconcile even persistent-deletion repositories and lift the mass-deletion safety limit")
-	if reconcile {
-		fs.Lookup("full").Usage = "(harvest only)"
-	} else {
-		fs.Lookup("force").Usage = "(reconcile only)"
-	}
-	cfg, err := parseWithConfig(fs, args, path)
-	if err != nil {
-		return err
-	}
-	repos := cfg.Repositories
-	if *repoName != "" {
-		r, ok := cfg.Repository(*repoName)
-		if !ok {
-			return usageError{fmt.Errorf("no repository named %q in %s", *repoName, *path)}
-		}
-		repos = []config.Repository{r}
-	}
-	return harvestRepos(ctx, cfg, repos, stderr, reconcile, *full, *force)
-}
-
-// harvestRepos opens the store and harvests (or reconciles) the repositories one
-// after the other, printing progress and a summary per metadata prefix.
-func harvestRepos(ctx context.Context, cfg *config.Config, repos []config.Repository, stderr io.Writer, reconcile, full, force bool) error {
-	log := newLogger(stderr, cfg.LogLevel)
-	db, err := openStore(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-
-	var errs []error
-	for _, r := range repos {
-		pp := newProgressPrinter(stderr, 2*time.Second)
-		h, err := bridge.NewHarvester(cfg, r, db, bridge.HarvesterOptions{Logger: log, Progress: pp.print})
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		var results []bridge.Result
-		if reconcile {
-			results, err = h.Reconcile(ctx, bridge.ReconcileOptions{Force: force})
-		} else {
-			results, err = h.Harvest(ctx, bridge.HarvestOptions{Full: full})
-		}
-		for _, res := range results {
-			c := res.Counts
-			fmt.Fprintf(stderr, "%s %s: %d pages, %d records: %d created, %d updated, %d deleted, %d unchanged, %d tombstones, %d stale, %d skipped\n",
-				r.Name, res.Prefix, c.Pages, c.Records, c.Created, c.Updated, c.Deleted, c.Unchanged, c.Tombstones, c.Stale, c.Skipped)
-			if c.Quarantined+c.Repaired+c.BadDatestamps > 0 {
-				fmt.Fprintf(stderr, "%s %s: %d quarantined (skipped, retried by later runs; see the home page), %d repaired (U+FFFD), %d without a usable datestamp\n",
-					r.Name, res.Prefix, c.Quarantined, c.Repaired, c.BadDatestamps)
-			}
-			if res.Incomplete {
-				fmt.Fprintf(stderr, "%s %s: the list ended with fewer records than the repository announced; the next run harvests the full list\n", r.Name, res.Prefix)
-			}
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// progressPrinter writes one progress line to stderr at most every interval, and
-// always the last one of a list.
-type progressPrinter struct {
-	w     io.Writer
-	every time.Duration
-	last  time.Time
-}
-
-func newProgressPrinter(w io.Writer, every time.Duration) *progressPrinter {
-	return &progressPrinter{w: w, every: every}
-}
-
-func (p *progressPrinter) print(pr bridge.Progress) {
-	now := time.Now()
-	if !pr.Done && now.Sub(p.last) < p.every {
-		return
-	}
-	p.last = now
-	rate := 0.0
-	if s := pr.Elapsed.Seconds(); s > 0 {
-		rate = float64(pr.RunRecords) / s
-	}
-	total := ""
-	if pr.Total > 0 {
-		total = fmt.Sprintf(" of %d (%.0f%%)", pr.Total, 100*float64(pr.Records)/float64(pr.Total))
-	}
-	state := "harvesting"
-	if pr.Done {
-		state = "done"
-	}
-	fmt.Fprintf(p.w, "%s %s %s: %d records%s, %d pages, %.0f records/s, %s\n",
-		pr.Repo, pr.Prefix, state, pr.Records, total, pr.Pages, rate, pr.Elapsed.Round(time.Second))
 }

@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
+	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,22 +23,27 @@ import (
 	"github.com/rsbridge/rsbridge/store"
 )
 
-func openStore(cfg *config.Config, log *slog.Logger) (*store.DB, error) {
-	return store.Open(store.Options{
+func storeOptions(cfg *config.Config, log *slog.Logger) store.Options {
+	return store.Options{
 		Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), SyncInterval: cfg.Store.SyncInterval, GCInterval: cfg.Store.GCInterval, Logger: log,
 		ChangeListLimit: cfg.ResourceSync.PageLimit, ChangeListPeriod: cfg.ResourceSync.ChangeListPeriod,
 		MinFree: uint64(cfg.Store.MinFree),
-	})
+	}
+}
+
+func openStore(cfg *config.Config, log *slog.Logger) (*store.DB, error) {
+	return store.Open(storeOptions(cfg, log))
 }
 
 // cmdServe runs the HTTP server and the harvest scheduler until interrupted.
-func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-chan os.Signal) error {
 	fs := newFlags("serve", stderr)
 	path := fs.String("config", "", "configuration file")
 	oai := fs.String("oai", "", "quick mode without a config file: the OAI-PMH base URL to publish")
 	prefix := fs.String("prefix", "oai_dc", "quick mode: metadata prefix")
 	data := fs.String("data", "./data", "quick mode: data directory")
 	listen := fs.String("listen", config.DefaultListen, "quick mode: address to listen on")
+	baseURL := fs.String("base-url", "", "quick mode: public URL of this server, as clients reach it (default http://<listen>)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -47,54 +55,117 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case *path != "":
 		cfg, err = config.Load(*path)
 	case *oai != "":
-		cfg, err = quickConfig(*oai, *prefix, *data, *listen)
+		cfg, err = quickConfig(*oai, *prefix, *data, *listen, *baseURL)
 	default:
 		return usageError{errors.New("-config FILE or -oai URL is required")}
 	}
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, stdout, stderr)
+	return serve(ctx, cfg, *path, stdout, stderr, hup)
 }
 
-var nonName = regexp.MustCompile(`[^a-z0-9-]+`)
+// quickFlag names the flag that sets a configuration key in quick mode:
+// problems are reported in the words of the mode in use.
+func quickFlag(path string) string {
+	switch path {
+	case "listen":
+		return "-listen"
+	case "data_dir":
+		return "-data"
+	case "base_url":
+		return "-base-url"
+	case "repositories[0].base_url":
+		return "-oai"
+	case "repositories[0].metadata_prefixes", "repositories[0].metadata_prefixes[0]":
+		return "-prefix"
+	}
+	return path
+}
 
 // quickConfig is the configuration of "serve -oai URL": one repository named
-// after the host, defaults for the rest.
-func quickConfig(oai, prefix, data, listen string) (*config.Config, error) {
+// after the host, defaults for the rest. Its problems are usage errors
+// naming flags.
+func quickConfig(oai, prefix, data, listen, baseURL string) (*config.Config, error) {
 	u, err := url.Parse(oai)
-	if err != nil || u.Host == "" {
-		return nil, usageError{fmt.Errorf("-oai %q is not an absolute http(s) URL", oai)}
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, usageError{fmt.Errorf("-oai %q: must be an absolute http or https URL", oai)}
 	}
+	nonName := regexp.MustCompile(`[^a-z0-9-]+`)
 	name := strings.Trim(nonName.ReplaceAllString(strings.ToLower(u.Hostname()), "-"), "-")
 	if name == "" {
 		name = "repo"
 	}
 	cfg := config.Default()
-	cfg.Listen, cfg.DataDir = listen, data
+	cfg.Listen, cfg.DataDir, cfg.BaseURL = listen, data, baseURL
 	cfg.Repositories = []config.Repository{{Name: name, BaseURL: oai, MetadataPrefixes: []string{prefix}}}
 	cfg.SetDefaults()
-	return cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return nil, usageError{flagWords(err)}
+	}
+	return cfg, nil
+}
+
+// flagWords rewrites configuration problems to name the flags that set the
+// keys.
+func flagWords(err error) error {
+	var ps config.Problems
+	if !errors.As(err, &ps) {
+		return err
+	}
+	var lines []string
+	for _, p := range ps {
+		lines = append(lines, quickFlag(p.Path)+": "+p.Message)
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // serve runs until ctx ends, then shuts down in order: stop accepting and finish
 // requests, stop the scheduler (a running harvest stops after its last committed
-// page), close the store last.
-func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) error {
-	log := newLogger(stderr, cfg.LogLevel)
+// page), close the store last. cfgPath is the configuration file SIGHUP
+// reloads ("" in quick and demo mode).
+func serve(ctx context.Context, cfg *config.Config, cfgPath string, stdout, stderr io.Writer, hup <-chan os.Signal) error {
+	log, level := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	loaded := *cfg // as the file says, for SIGHUP to compare with
 	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another rsbridge running? set listen: in the config)", cfg.Listen, err)
+	}
+	defer ln.Close()
+	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Port() == "0" {
+		// listen: host:0 picked a free port; the public URL derived from it
+		// must name the real one. Everything built below sees it.
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		u.Host = net.JoinHostPort(u.Hostname(), port)
+		cfg.BaseURL = u.String()
+	}
+	var adminLn, debugLn net.Listener
+	if cfg.Admin.Listen != "" {
+		if adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			return fmt.Errorf("admin.listen %s: %w", cfg.Admin.Listen, err)
+		}
+		defer adminLn.Close()
+	}
+	if cfg.Debug.Listen != "" {
+		if debugLn, err = net.Listen("tcp", cfg.Debug.Listen); err != nil {
+			return fmt.Errorf("debug.listen %s: %w", cfg.Debug.Listen, err)
+		}
+		defer debugLn.Close()
+	}
+
+	metrics := bridge.NewMetrics()
 	dumper := bridge.NewDumper(cfg, db, bridge.DumperOptions{Logger: log})
 	var notifier *bridge.Notifier
-	var hub http.Handler
 	if cfg.Notification.On() {
 		if notifier, err = bridge.NewNotifier(cfg, db, bridge.NotifierOptions{Logger: log}); err != nil {
 			return err
 		}
-		hub = notifier.Hub()
 	}
 	changed := func(string, string) {
 		dumper.Changed()
@@ -102,31 +173,33 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 			notifier.Changed()
 		}
 	}
-	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log, Changed: changed})
+	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log, Changed: changed, Metrics: metrics})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	srv, err := bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, CacheDir: filepath.Join(cfg.DataDir, "cache"),
+		Scheduler: sched, Dumper: dumper, Notifier: notifier, Metrics: metrics})
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another rsbridge running? set listen: in the config)", cfg.Listen, err)
+		return err
 	}
-	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Port() == "0" {
-		// listen: host:0 picked a free port; the public URL derived from it
-		// must name the real one.
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		u.Host = net.JoinHostPort(u.Hostname(), port)
-		cfg.BaseURL = u.String()
+	metrics.Watch(cfg, db, sched, notifier)
+
+	servers := []*http.Server{newHTTPServer(srv.Handler(), 5*time.Minute)}
+	listeners := []net.Listener{ln}
+	if adminLn != nil {
+		// A backup streams for as long as it takes (each write pushes the
+		// idle deadline back).
+		servers = append(servers, newHTTPServer(srv.AdminHandler(), 0))
+		listeners = append(listeners, adminLn)
 	}
-	hs := &http.Server{
-		Handler:           bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, Hub: hub, CacheDir: filepath.Join(cfg.DataDir, "cache")}).Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		// Large documents push their own deadline back as the client reads
-		// (server.write_idle); this bounds everything else.
-		WriteTimeout: 5 * time.Minute,
-		IdleTimeout:  2 * time.Minute,
+	if debugLn != nil {
+		servers = append(servers, newHTTPServer(debugHandler(), 0))
+		listeners = append(listeners, debugLn)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	errc := make(chan error, len(servers))
+	for i, hs := range servers {
+		go func() { errc <- hs.Serve(listeners[i]) }()
+	}
 	sched.Start()
 	bgCtx, stopBackground := context.WithCancel(context.Background())
 	var background sync.WaitGroup
@@ -135,18 +208,37 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 		background.Go(func() { notifier.Run(bgCtx) })
 	}
 	fmt.Fprintf(stdout, "rsbridge %s listening on http://%s\nSource Description: %s/.well-known/resourcesync\n", bridge.Version, ln.Addr(), cfg.BaseURL)
+	if adminLn != nil {
+		fmt.Fprintf(stdout, "admin API, /metrics and health checks on http://%s\n", adminLn.Addr())
+	}
+	if debugLn != nil {
+		fmt.Fprintf(stdout, "pprof on http://%s/debug/pprof/\n", debugLn.Addr())
+	}
+	log.Info("serving", "listen", ln.Addr().String(), "base_url", cfg.BaseURL, "repositories", len(cfg.Repositories),
+		"admin_api", cfg.Admin.Enabled(), "notification", cfg.Notification.On())
 
 	var serveErr error
-	select {
-	case serveErr = <-errc:
-	case <-ctx.Done():
+loop:
+	for {
+		select {
+		case serveErr = <-errc:
+			break loop
+		case <-ctx.Done():
+			break loop
+		case <-hup:
+			reload(cfgPath, &loaded, level, log)
+		}
 	}
+	log.Info("shutting down: finishing requests, stopping runs after their last committed page")
+	srv.Drain()
 	shut, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(shut); err != nil {
-		// Cut what is still streaming: its snapshot must end before the store closes.
-		log.Warn("HTTP shutdown: closing the connections still open", "err", err)
-		hs.Close()
+	for _, hs := range servers {
+		if err := hs.Shutdown(shut); err != nil {
+			// Cut what is still streaming: its snapshot must end before the store closes.
+			log.Warn("HTTP shutdown: closing the connections still open", "err", err)
+			hs.Close()
+		}
 	}
 	if err := sched.Stop(shut); err != nil {
 		log.Warn("scheduler shutdown", "err", err)
@@ -158,5 +250,73 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) er
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}
+	log.Info("stopped")
 	return nil
+}
+
+func newHTTPServer(h http.Handler, writeTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Large documents push their own deadline back as the client reads
+		// (server.write_idle); this bounds everything else.
+		WriteTimeout: writeTimeout,
+		IdleTimeout:  2 * time.Minute,
+	}
+}
+
+// debugHandler serves net/http/pprof on debug.listen.
+func debugHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// reload applies what SIGHUP can change safely: the log level. Other
+// changes to the file are named, to be applied by a restart. A bad file
+// changes nothing.
+func reload(path string, cur *config.Config, level *slog.LevelVar, log *slog.Logger) {
+	if path == "" {
+		log.Info("SIGHUP: no configuration file to reload (quick or demo mode); logs go to stderr, nothing to reopen")
+		return
+	}
+	next, err := config.Load(path)
+	if err != nil {
+		log.Error("SIGHUP: the configuration has problems; nothing was changed", "file", path, "err", err)
+		return
+	}
+	if next.LogLevel != cur.LogLevel {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(next.LogLevel)); err == nil {
+			level.Set(l)
+			log.Info("SIGHUP: log level changed", "from", cur.LogLevel, "to", next.LogLevel)
+			cur.LogLevel = next.LogLevel
+		}
+	}
+	if changed := changedKeys(cur, next); len(changed) > 0 {
+		log.Warn("SIGHUP: these settings changed and take effect after a restart", "keys", strings.Join(changed, ", "))
+		return
+	}
+	log.Info("SIGHUP: configuration reloaded", "file", path)
+}
+
+// changedKeys names the top-level configuration keys whose values differ.
+func changedKeys(a, b *config.Config) []string {
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	var out []string
+	for i := range va.NumField() {
+		f := va.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || name == "" || name == "-" || name == "log_level" {
+			continue
+		}
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

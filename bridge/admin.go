@@ -1,0 +1,214 @@
+package bridge
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+)
+
+// The admin API: present only when admin.token (or admin.token_file) is set,
+// every request authenticated with "Authorization: Bearer <token>".
+//
+//	GET  /admin/status                  the full status (error texts never hidden)
+//	GET  /admin/repos/{repo}            one repository's RepoReport
+//	POST /admin/repos/{repo}/harvest    start a harvest; ?full=1 for a full one
+//	POST /admin/repos/{repo}/reconcile  start a reconciliation; ?force=1 lifts its safety limits
+//	POST /admin/repos/{repo}/cancel     stop the running run after its last committed page
+//	GET  /admin/backup                  an online backup of the store (rsbridge restore reads it)
+//
+// Answers are JSON: 202 for a run started, 409 when the repository is busy
+// (with what runs), 404 for an unknown repository, 401 without the token.
+
+// AdminRun is the answer to a harvest, reconcile or cancel request.
+type AdminRun struct {
+	Repository string    `json:"repository"`
+	Kind       string    `json:"kind,omitempty"`
+	Started    bool      `json:"started,omitempty"`
+	Cancelled  bool      `json:"cancelled,omitempty"`
+	Running    *Activity `json:"running,omitempty"`
+	Message    string    `json:"message,omitempty"`
+}
+
+// adminRoutes adds the admin API to r.
+func (s *Server) adminRoutes(r *mux.Router) {
+	get := []string{http.MethodGet, http.MethodHead}
+	for _, route := range []struct {
+		path    string
+		h       http.HandlerFunc
+		methods []string
+	}{
+		{"/admin/status", s.adminStatus, get},
+		{"/admin/repos/{repo}", s.adminRepo, get},
+		{"/admin/repos/{repo}/harvest", s.adminTrigger(KindHarvest), []string{http.MethodPost}},
+		{"/admin/repos/{repo}/reconcile", s.adminTrigger(KindReconcile), []string{http.MethodPost}},
+		{"/admin/repos/{repo}/cancel", s.adminCancel, []string{http.MethodPost}},
+		{"/admin/backup", s.adminBackup, []string{http.MethodGet}},
+	} {
+		r.Handle(route.path, s.requireToken(route.h)).Methods(route.methods...)
+	}
+}
+
+// requireToken lets a request through only with the admin token. Tokens
+// are compared as SHA-256 digests in constant time, so neither the content
+// nor the length of the token leaks through timing.
+func (s *Server) requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		if !ok || subtle.ConstantTimeCompare(sum[:], s.adminDigest[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="rsbridge admin"`)
+			writeJSON(w, http.StatusUnauthorized, AdminRun{Message: "the admin API needs Authorization: Bearer <admin.token>"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) adminStatus(w http.ResponseWriter, r *http.Request) {
+	st, err := s.status(r.Context(), false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) adminRepo(w http.ResponseWriter, r *http.Request) {
+	name := vars(r)["repo"]
+	if _, ok := s.cfg.Repository(name); !ok {
+		writeJSON(w, http.StatusNotFound, AdminRun{Repository: name, Message: fmt.Sprintf("no repository %q in the configuration", name)})
+		return
+	}
+	st, err := s.status(r.Context(), false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, rr := range st.Repositories {
+		if rr.Name == name {
+			writeJSON(w, http.StatusOK, rr)
+			return
+		}
+	}
+}
+
+// adminTrigger starts a run: harvest (full=1: a full harvest) or reconcile
+// (force=1).
+func (s *Server) adminTrigger(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := vars(r)["repo"]
+		if s.sched == nil {
+			writeJSON(w, http.StatusServiceUnavailable, AdminRun{Repository: name, Message: "this server runs no scheduler"})
+			return
+		}
+		k := kind
+		if kind == KindHarvest && truthy(r.URL.Query().Get("full")) {
+			k = KindFullHarvest
+		}
+		force := truthy(r.URL.Query().Get("force"))
+		err := s.sched.Trigger(name, k, force)
+		out := AdminRun{Repository: name, Kind: k, Running: s.sched.Activity(name)}
+		switch {
+		case err == nil:
+			out.Started = true
+			s.log.Info("run started by the admin API", "repo", name, "kind", k, "force", force, "remote", r.RemoteAddr)
+			writeJSON(w, http.StatusAccepted, out)
+		case errors.Is(err, ErrUnknownRepository):
+			out.Message = fmt.Sprintf("no repository %q in the configuration", name)
+			writeJSON(w, http.StatusNotFound, out)
+		case errors.Is(err, ErrBusy):
+			out.Message = "a run of this repository is going; cancel it or try when it ends"
+			writeJSON(w, http.StatusConflict, out)
+		case errors.Is(err, ErrShuttingDown):
+			out.Message = err.Error()
+			writeJSON(w, http.StatusServiceUnavailable, out)
+		default:
+			out.Message = err.Error()
+			writeJSON(w, http.StatusBadRequest, out)
+		}
+	}
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+func (s *Server) adminCancel(w http.ResponseWriter, r *http.Request) {
+	name := vars(r)["repo"]
+	if s.sched == nil {
+		writeJSON(w, http.StatusServiceUnavailable, AdminRun{Repository: name, Message: "this server runs no scheduler"})
+		return
+	}
+	running := s.sched.Activity(name)
+	ok, err := s.sched.Cancel(name)
+	switch {
+	case err != nil:
+		writeJSON(w, http.StatusNotFound, AdminRun{Repository: name, Message: fmt.Sprintf("no repository %q in the configuration", name)})
+	case !ok:
+		writeJSON(w, http.StatusConflict, AdminRun{Repository: name, Message: "nothing is running"})
+	default:
+		s.log.Info("run cancelled by the admin API", "repo", name, "kind", running.Kind, "remote", r.RemoteAddr)
+		writeJSON(w, http.StatusOK, AdminRun{Repository: name, Kind: running.Kind, Cancelled: true, Running: running,
+			Message: "the run stops after its last committed page; the next run resumes there"})
+	}
+}
+
+// adminBackup streams an online backup; one at a time.
+func (s *Server) adminBackup(w http.ResponseWriter, r *http.Request) {
+	if !s.backupMu.TryLock() {
+		writeJSON(w, http.StatusConflict, AdminRun{Message: "a backup is being written; try when it ends"})
+		return
+	}
+	defer s.backupMu.Unlock()
+	name := "rsbridge-" + s.now().UTC().Format("20060102T150405Z") + ".backup"
+	w.Header().Set("Content-Type", "application/gzip")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("Cache-Control", "no-store")
+	began := time.Now()
+	st, err := s.db.Backup(r.Context(), &idleWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: s.writeIdle})
+	if err != nil {
+		// Headers are out: cut the response so the client sees a broken
+		// transfer, not a short file it could take for a backup.
+		s.log.Warn("backup aborted", "err", err, "remote", r.RemoteAddr)
+		panic(http.ErrAbortHandler)
+	}
+	s.log.Info("backup written", "bytes", st.Bytes, "took", time.Since(began).Round(time.Millisecond).String(), "remote", r.RemoteAddr)
+}
+
+// healthz answers 200 while the process serves (liveness).
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprintln(w, "ok")
+}
+
+// readyz answers 200 when documents can be served: the store reads and the
+// server is not shutting down. A full disk stops harvests, not serving, so
+// it is reported but stays ready.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if s.draining.Load() {
+		httpError(w, http.StatusServiceUnavailable, "not ready: shutting down")
+		return
+	}
+	if err := s.db.Ping(r.Context()); err != nil {
+		httpError(w, http.StatusServiceUnavailable, "not ready: the store cannot be read: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	msg := "ready"
+	if err := s.db.CheckSpace(); err != nil {
+		msg += " (harvests stopped: the disk is nearly full; serving goes on)"
+	}
+	fmt.Fprintln(w, msg)
+}

@@ -1,0 +1,369 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/oaipmh"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// Metrics are rsbridge's Prometheus metrics, in a registry of their own (no
+// global state). Their names and labels are a public interface: they are
+// listed in docs/operations.md and pinned by testdata/metrics.txt. A nil
+// *Metrics records nothing.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	runs            *prometheus.CounterVec
+	runDuration     *prometheus.HistogramVec
+	lastSuccess     *prometheus.GaugeVec
+	pages           *prometheus.CounterVec
+	records         *prometheus.CounterVec
+	events          *prometheus.CounterVec
+	quarantined     *prometheus.CounterVec
+	errors          *prometheus.CounterVec
+	upstreamLatency *prometheus.HistogramVec
+	upstreamRetries *prometheus.CounterVec
+	httpRequests    *prometheus.CounterVec
+	httpDuration    *prometheus.HistogramVec
+}
+
+// NewMetrics registers rsbridge's metrics with the Go runtime and process
+// collectors.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{reg: reg}
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_runs_total",
+		Help: "Harvest, full harvest and reconciliation runs that ended, by outcome (success, failure, interrupted)."},
+		[]string{"repository", "kind", "outcome"})
+	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rsbridge_run_duration_seconds",
+		Help:    "Duration of runs that ended (any outcome).",
+		Buckets: []float64{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 24 * 3600}},
+		[]string{"repository", "kind"})
+	m.lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rsbridge_run_last_success_timestamp_seconds",
+		Help: "Unix time the last successful run of the kind ended (this process's runs)."},
+		[]string{"repository", "kind"})
+	m.pages = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_harvest_pages_total",
+		Help: "OAI-PMH list pages committed to the store."}, []string{"repository", "prefix"})
+	m.records = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_harvest_records_total",
+		Help: "Records (or headers, in reconciliation) read from committed pages."}, []string{"repository", "prefix"})
+	m.events = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_change_events_total",
+		Help: "Change events stored, by change (created, updated, deleted)."}, []string{"repository", "prefix", "change"})
+	m.quarantined = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_quarantined_records_total",
+		Help: "Records set aside as unusable (malformed, too large, bad identifier)."}, []string{"repository", "prefix"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_errors_total",
+		Help: "Failed runs by cause: network, http_status, oai_error, bad_response, resumption_guard, disk_full, other."},
+		[]string{"repository", "kind"})
+	m.upstreamLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rsbridge_upstream_request_duration_seconds",
+		Help:    "OAI-PMH request attempts, from sending the request to the end of the body.",
+		Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}},
+		[]string{"repository", "verb"})
+	m.upstreamRetries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_upstream_retries_total",
+		Help: "OAI-PMH requests retried, by reason (network, http_status, bad_response)."},
+		[]string{"repository", "reason"})
+	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_http_requests_total",
+		Help: "HTTP requests served, by route template and status code."}, []string{"route", "code"})
+	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rsbridge_http_request_duration_seconds",
+		Help:    "Time to serve HTTP requests, by route template (large documents stream for as long as the client reads).",
+		Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 30, 120}}, []string{"route"})
+	for _, c := range []prometheus.Collector{m.runs, m.runDuration, m.lastSuccess, m.pages, m.records, m.events,
+		m.quarantined, m.errors, m.upstreamLatency, m.upstreamRetries, m.httpRequests, m.httpDuration} {
+		f(c)
+	}
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	bi := prometheus.NewGauge(prometheus.GaugeOpts{Name: "rsbridge_build_info",
+		Help:        "Always 1; the labels name the running build.",
+		ConstLabels: prometheus.Labels{"version": Version, "revision": BuildRevision(), "goversion": runtime.Version()}})
+	bi.Set(1)
+	f(bi)
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil, ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Watch adds gauges read at scrape time: store size and free space, record
+// counts per repository and format, running runs, the hub's backlog.
+func (m *Metrics) Watch(cfg *config.Config, db *store.DB, sched *Scheduler, notifier *Notifier) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(&stateCollector{cfg: cfg, db: db, sched: sched, notifier: notifier, d: newStateDescs()})
+}
+
+// committed counts one committed batch.
+func (m *Metrics) committed(repo, prefix string, c Counts) {
+	if m == nil {
+		return
+	}
+	m.pages.WithLabelValues(repo, prefix).Add(float64(c.Pages))
+	m.records.WithLabelValues(repo, prefix).Add(float64(c.Records))
+	for change, n := range map[string]int64{"created": c.Created, "updated": c.Updated, "deleted": c.Deleted} {
+		if n > 0 {
+			m.events.WithLabelValues(repo, prefix, change).Add(float64(n))
+		}
+	}
+	if c.Quarantined > 0 {
+		m.quarantined.WithLabelValues(repo, prefix).Add(float64(c.Quarantined))
+	}
+}
+
+// runEnded counts a run that ended.
+func (m *Metrics) runEnded(repo, kind string, took time.Duration, end time.Time, err error) {
+	if m == nil {
+		return
+	}
+	outcome := "success"
+	switch {
+	case interrupted(err):
+		outcome = "interrupted"
+	case err != nil:
+		outcome = "failure"
+		m.errors.WithLabelValues(repo, errorKind(err)).Inc()
+	default:
+		m.lastSuccess.WithLabelValues(repo, kind).Set(float64(end.Unix()))
+	}
+	m.runs.WithLabelValues(repo, kind, outcome).Inc()
+	m.runDuration.WithLabelValues(repo, kind).Observe(took.Seconds())
+}
+
+// upstream is the OAI-PMH client's observer for one repository.
+func (m *Metrics) upstream(repo string) func(oaipmh.Attempt) {
+	if m == nil {
+		return nil
+	}
+	return func(a oaipmh.Attempt) {
+		m.upstreamLatency.WithLabelValues(repo, a.Verb).Observe(a.Duration.Seconds())
+		if a.Retry {
+			m.upstreamRetries.WithLabelValues(repo, errorKind(a.Err)).Inc()
+		}
+	}
+}
+
+// errorKind sorts a failure for the errors and retries metrics.
+func errorKind(err error) string {
+	var (
+		oaiErr  *oaipmh.Error
+		oaiErrs oaipmh.Errors
+		httpErr *oaipmh.HTTPError
+		fmtErr  *oaipmh.FormatError
+		guard   *oaipmh.GuardError
+		netErr  net.Error
+	)
+	switch {
+	case errors.Is(err, store.ErrDiskFull):
+		return "disk_full"
+	case errors.As(err, &oaiErr), errors.As(err, &oaiErrs):
+		return "oai_error"
+	case errors.As(err, &httpErr):
+		return "http_status"
+	case errors.As(err, &fmtErr):
+		return "bad_response"
+	case errors.As(err, &guard):
+		return "resumption_guard"
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+		return "network"
+	}
+	return "other"
+}
+
+// instrument counts requests by route template and status.
+func (m *Metrics) instrument(next http.Handler) http.Handler {
+	if m == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route := "other"
+		if cr := mux.CurrentRoute(r); cr != nil {
+			if t, err := cr.GetPathTemplate(); err == nil {
+				route = t
+			}
+		}
+		began := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		code := sw.status
+		if code == 0 {
+			code = http.StatusOK
+		}
+		m.httpRequests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+		m.httpDuration.WithLabelValues(route).Observe(time.Since(began).Seconds())
+	})
+}
+
+// statusWriter notes the status code; it passes Flush, ReadFrom (sendfile)
+// and Unwrap through.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{w.ResponseWriter}, r)
+}
+
+// stateCollector reads gauges at scrape time.
+type stateCollector struct {
+	cfg      *config.Config
+	db       *store.DB
+	sched    *Scheduler
+	notifier *Notifier
+	d        stateDescs
+}
+
+// stateDescs describe the gauges stateCollector reads.
+type stateDescs struct {
+	storeBytes, free, reserve, records, seq, running, runRecords, subscribers, pending *prometheus.Desc
+}
+
+func newStateDescs() stateDescs {
+	return stateDescs{
+		storeBytes: prometheus.NewDesc("rsbridge_store_size_bytes",
+			"Size of the Badger store on disk, by part (lsm, vlog).", []string{"part"}, nil),
+		free: prometheus.NewDesc("rsbridge_disk_free_bytes",
+			"Free bytes on the data directory's file system.", nil, nil),
+		reserve: prometheus.NewDesc("rsbridge_disk_reserve_bytes",
+			"Free bytes harvests keep (store.min_free): below it they stop.", nil, nil),
+		records: prometheus.NewDesc("rsbridge_records",
+			"Records held, by state: live (served) or deleted (tombstones answering 410).", []string{"repository", "prefix", "state"}, nil),
+		seq: prometheus.NewDesc("rsbridge_change_events_stored",
+			"Sequence number of the newest change event (events ever stored).", []string{"repository", "prefix"}, nil),
+		running: prometheus.NewDesc("rsbridge_run_running",
+			"1 while a run of the kind is going.", []string{"repository", "kind"}, nil),
+		runRecords: prometheus.NewDesc("rsbridge_run_records",
+			"Records of the current list read so far by the running run (resumed parts included).", []string{"repository", "prefix"}, nil),
+		subscribers: prometheus.NewDesc("rsbridge_websub_subscriptions",
+			"Active WebSub subscriptions.", nil, nil),
+		pending: prometheus.NewDesc("rsbridge_websub_pending_deliveries",
+			"Notifications owed to subscribers.", nil, nil),
+	}
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	d := c.d
+	for _, d := range []*prometheus.Desc{d.storeBytes, d.free, d.reserve, d.records, d.seq, d.running, d.runRecords, d.subscribers, d.pending} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	d := c.d
+	lsm, vlog := c.db.Size()
+	ch <- prometheus.MustNewConstMetric(d.storeBytes, prometheus.GaugeValue, float64(lsm), "lsm")
+	ch <- prometheus.MustNewConstMetric(d.storeBytes, prometheus.GaugeValue, float64(vlog), "vlog")
+	if free, reserve, err := c.db.Space(); err == nil {
+		ch <- prometheus.MustNewConstMetric(d.free, prometheus.GaugeValue, float64(free))
+		ch <- prometheus.MustNewConstMetric(d.reserve, prometheus.GaugeValue, float64(reserve))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := c.db.View(ctx, func(s *store.Snap) error {
+		for _, repo := range c.cfg.Repositories {
+			for _, p := range repo.MetadataPrefixes {
+				ctr, err := s.Counter(repo.Name, p)
+				if err != nil {
+					return err
+				}
+				ch <- prometheus.MustNewConstMetric(d.records, prometheus.GaugeValue, float64(ctr.Live), repo.Name, p, "live")
+				ch <- prometheus.MustNewConstMetric(d.records, prometheus.GaugeValue, float64(ctr.Deleted), repo.Name, p, "deleted")
+				ch <- prometheus.MustNewConstMetric(d.seq, prometheus.GaugeValue, float64(ctr.Seq), repo.Name, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(d.records, err)
+	}
+	if c.sched != nil {
+		for _, name := range c.sched.Repositories() {
+			a := c.sched.Activity(name)
+			for _, kind := range []string{KindHarvest, KindFullHarvest, KindReconcile} {
+				v := 0.0
+				if a != nil && a.Kind == kind {
+					v = 1
+				}
+				ch <- prometheus.MustNewConstMetric(d.running, prometheus.GaugeValue, v, name, kind)
+			}
+			if a != nil && a.Prefix != "" {
+				ch <- prometheus.MustNewConstMetric(d.runRecords, prometheus.GaugeValue, float64(a.Records), name, a.Prefix)
+			}
+		}
+	}
+	if c.notifier != nil {
+		st := c.notifier.Stats()
+		n := 0
+		for _, k := range st.Subscribers {
+			n += k
+		}
+		ch <- prometheus.MustNewConstMetric(d.subscribers, prometheus.GaugeValue, float64(n))
+		ch <- prometheus.MustNewConstMetric(d.pending, prometheus.GaugeValue, float64(st.Pending))
+	}
+}
+
+// BuildRevision is the VCS revision the binary was built from ("unknown"
+// without build info), with "+dirty" for uncommitted changes.
+func BuildRevision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "unknown", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
+}

@@ -1,0 +1,206 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// Status is what the home page, /status.json and /admin/status report.
+type Status struct {
+	Version           string        `json:"version"`
+	Revision          string        `json:"revision"`
+	Now               time.Time     `json:"now"`
+	Started           time.Time     `json:"started"`
+	SourceDescription string        `json:"source_description"`
+	Disk              DiskReport    `json:"disk"`
+	Repositories      []RepoReport  `json:"repositories"`
+	Dumps             *ErrorReport  `json:"dumps,omitempty"`
+	Notification      *NotifyReport `json:"notification,omitempty"`
+}
+
+// DiskReport is the store's size and the room left for it.
+type DiskReport struct {
+	StoreBytes   int64  `json:"store_bytes"`
+	FreeBytes    uint64 `json:"free_bytes,omitempty"`
+	ReserveBytes uint64 `json:"reserve_bytes,omitempty"`
+	// HarvestsStopped: the disk is (nearly) full; what is stored is still served.
+	HarvestsStopped bool   `json:"harvests_stopped"`
+	Error           string `json:"error,omitempty"`
+}
+
+// RepoReport is one repository: what runs now, what ran, what is next, what
+// is held.
+type RepoReport struct {
+	Name           string         `json:"name"`
+	BaseURL        string         `json:"base_url"`
+	RepositoryName string         `json:"repository_name,omitempty"`
+	DeletedRecord  string         `json:"deleted_record,omitempty"`
+	Granularity    string         `json:"granularity,omitempty"`
+	Running        *Activity      `json:"running,omitempty"`
+	LastSuccess    *RunReport     `json:"last_success,omitempty"`
+	LastFailure    *RunReport     `json:"last_failure,omitempty"`
+	LastReconcile  time.Time      `json:"last_reconcile,omitzero"`
+	NextHarvest    time.Time      `json:"next_harvest,omitzero"`
+	NextReconcile  time.Time      `json:"next_reconcile,omitzero"`
+	Formats        []FormatReport `json:"formats"`
+}
+
+// RunReport is a finished run.
+type RunReport struct {
+	store.RunRecord
+	DurationSeconds float64 `json:"duration_s"`
+}
+
+// FormatReport is one metadata format of a repository.
+type FormatReport struct {
+	Prefix string `json:"prefix"`
+	// Live records are served; tombstones are deleted records kept so their
+	// URLs answer 410 Gone.
+	Live         int64            `json:"live"`
+	Tombstones   int64            `json:"tombstones"`
+	Events       uint64           `json:"events"` // change events ever stored
+	LastEvent    time.Time        `json:"last_event,omitzero"`
+	Quarantined  int              `json:"quarantined"`
+	ResourceSets int              `json:"resource_sets"`
+	EventsPerDay []store.DayCount `json:"events_per_day"` // the last chartDays days, oldest first
+}
+
+// ErrorReport is a background component's last failure.
+type ErrorReport struct {
+	LastError string `json:"last_error,omitempty"`
+}
+
+// NotifyReport is the WebSub hub's state.
+type NotifyReport struct {
+	Subscriptions int       `json:"subscriptions"`
+	Delivered     uint64    `json:"delivered"`
+	Failed        uint64    `json:"failed_attempts"`
+	Dropped       uint64    `json:"dropped"`
+	Pending       int       `json:"pending"`
+	OldestPending time.Time `json:"oldest_pending,omitzero"`
+	LastError     string    `json:"last_error,omitempty"`
+}
+
+// chartDays is how many days the events-per-day chart shows.
+const chartDays = 30
+
+// hiddenError replaces error texts on the public status with
+// status.hide_errors.
+const hiddenError = "(details hidden: see the log or /admin/status)"
+
+// status gathers the status; public applies status.hide_errors.
+func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
+	now := s.now().UTC()
+	st := &Status{Version: Version, Revision: BuildRevision(), Now: now, Started: s.started, SourceDescription: s.sourceDescriptionURL()}
+	hide := func(msg string) string {
+		if public && s.cfg.Status.HideErrors && msg != "" {
+			return hiddenError
+		}
+		return msg
+	}
+	st.Disk.StoreBytes = s.storeBytes()
+	if free, reserve, err := s.db.Space(); err == nil {
+		st.Disk.FreeBytes, st.Disk.ReserveBytes = free, reserve
+	}
+	if err := s.db.CheckSpace(); err != nil {
+		st.Disk.HarvestsStopped = true
+		st.Disk.Error = hide(err.Error())
+	}
+	if s.dumper != nil {
+		st.Dumps = &ErrorReport{}
+		if err := s.dumper.LastError(); err != nil {
+			st.Dumps.LastError = hide(err.Error())
+		}
+	}
+	if s.notifier != nil {
+		hs := s.notifier.Stats()
+		n := &NotifyReport{Delivered: hs.Delivered, Failed: hs.Failed, Dropped: hs.Dropped, Pending: hs.Pending, OldestPending: hs.OldestPending}
+		for _, k := range hs.Subscribers {
+			n.Subscriptions += k
+		}
+		if err := s.notifier.LastError(); err != nil {
+			n.LastError = hide(err.Error())
+		}
+		st.Notification = n
+	}
+	sets := map[string]int{}
+	for _, repo := range s.cfg.Repositories {
+		specs, err := s.published(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		sets[repo.Name] = len(specs) + 1
+	}
+	from := now.Add(-(chartDays - 1) * 24 * time.Hour)
+	err := s.db.View(ctx, func(snap *store.Snap) error {
+		for _, repo := range s.cfg.Repositories {
+			info, err := snap.RepoInfo(repo.Name)
+			if err != nil {
+				return err
+			}
+			rr := RepoReport{Name: repo.Name, BaseURL: repo.BaseURL, RepositoryName: info.RepositoryName,
+				DeletedRecord: info.DeletedRecord, Granularity: info.Granularity, LastReconcile: info.LastReconcile}
+			for _, run := range []struct {
+				rec *store.RunRecord
+				out **RunReport
+			}{{info.LastSuccess, &rr.LastSuccess}, {info.LastFailure, &rr.LastFailure}} {
+				if run.rec != nil {
+					r := &RunReport{RunRecord: *run.rec, DurationSeconds: run.rec.Ended.Sub(run.rec.Started).Seconds()}
+					r.Error = hide(r.Error)
+					*run.out = r
+				}
+			}
+			if s.sched != nil {
+				rr.Running = s.sched.Activity(repo.Name)
+				rr.NextHarvest, rr.NextReconcile = s.sched.Next(repo.Name)
+			}
+			for _, p := range repo.MetadataPrefixes {
+				c, err := snap.Counter(repo.Name, p)
+				if err != nil {
+					return err
+				}
+				fr := FormatReport{Prefix: p, Live: c.Live, Tombstones: c.Deleted, Events: c.Seq, LastEvent: c.LastTime, ResourceSets: sets[repo.Name]}
+				if fr.Quarantined, err = snap.Quarantine(repo.Name, p, 0, func(store.Quarantined) error { return nil }); err != nil {
+					return err
+				}
+				if fr.EventsPerDay, err = snap.EventsPerDay(repo.Name, p, from, now); err != nil {
+					return err
+				}
+				rr.Formats = append(rr.Formats, fr)
+			}
+			st.Repositories = append(st.Repositories, rr)
+		}
+		return nil
+	})
+	return st, err
+}
+
+// storeBytes is the store's size on disk.
+func (s *Server) storeBytes() int64 {
+	lsm, vlog := s.db.Size()
+	return lsm + vlog
+}
+
+// statusJSON serves /status.json: the public status, uncached.
+func (s *Server) statusJSON(w http.ResponseWriter, r *http.Request) {
+	st, err := s.status(r.Context(), true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// writeJSON answers a JSON document.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
