@@ -36,6 +36,16 @@ func (s *Server) sourceDescription(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if len(sets) > rsync.MaxEntries {
+		// A Source Description is one sitemap: past its limit the rest
+		// cannot be listed. Every all-records set stays; sets are cut from
+		// the end.
+		s.log.Warn("the Source Description lists 50,000 Capability Lists only (the sitemap limit): publish fewer sets with sets, set_patterns or max_sets",
+			"capability_lists", len(sets))
+		all := slices.DeleteFunc(slices.Clone(sets), func(rs resourceSet) bool { return rs.set != store.AllSet })
+		rest := slices.DeleteFunc(sets, func(rs resourceSet) bool { return rs.set == store.AllSet })
+		sets = append(all, rest[:max(rsync.MaxEntries-len(all), 0)]...)[:rsync.MaxEntries]
+	}
 	s.document(w, r, "no-cache")
 	if r.Method == http.MethodHead {
 		return

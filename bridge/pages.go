@@ -327,7 +327,8 @@ func (s *Server) about(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 func (s *Server) robots(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	b.WriteString("User-agent: *\nAllow: /\n")
-	if s.cfg.Server.Robots != config.RobotsNone {
+	switch s.cfg.Server.Robots {
+	case config.RobotsAll:
 		sets, err := s.resourceSets(r.Context())
 		if err != nil {
 			s.fail(w, r, err)
@@ -335,7 +336,13 @@ func (s *Server) robots(w http.ResponseWriter, r *http.Request) {
 		}
 		b.WriteString("\n")
 		for _, rs := range sets {
-			if rs.set == store.AllSet || s.cfg.Server.Robots == config.RobotsAll {
+			b.WriteString("Sitemap: " + rs.resourceList() + "\n")
+		}
+	case config.RobotsAllRecords:
+		b.WriteString("\n")
+		for _, repo := range s.cfg.Repositories {
+			for _, p := range repo.MetadataPrefixes {
+				rs := resourceSet{repo: repo, prefix: p, set: store.AllSet, base: s.base}
 				b.WriteString("Sitemap: " + rs.resourceList() + "\n")
 			}
 		}

@@ -275,9 +275,13 @@ func (s *Snap) LiveCursor(repo, prefix, start string) *LiveCursor {
 	return &LiveCursor{it: it, prefix: p}
 }
 
-// Has reports whether id is live; ids must not decrease between calls.
+// Has reports whether id is live; ids must not decrease between calls. It
+// steps forward a few keys, then seeks: a sparse list (a small set's
+// members spread over the whole store) costs a seek per id, not a walk over
+// every record between them.
 func (c *LiveCursor) Has(id string) bool {
-	for ; c.it.ValidForPrefix(c.prefix); c.it.Next() {
+	const steps = 8
+	for n := 0; c.it.ValidForPrefix(c.prefix); n++ {
 		k := c.it.Item().Key()[len(c.prefix):]
 		switch cmp := string(k); {
 		case cmp == id:
@@ -285,6 +289,11 @@ func (c *LiveCursor) Has(id string) bool {
 		case cmp > id:
 			return false
 		}
+		if n == steps {
+			c.it.Seek(append(append([]byte(nil), c.prefix...), id...))
+			continue
+		}
+		c.it.Next()
 	}
 	return false
 }
