@@ -211,7 +211,15 @@ func (d *Dumper) resourceDumpIfDue(ctx context.Context, rs resourceSet, now time
 		for _, l := range lists {
 			lastSeq = max(lastSeq, l.LastSeq)
 		}
+		cp, err := snap.Checkpoint(rs.repo.Name, rs.prefix)
+		if err != nil {
+			return err
+		}
 		switch {
+		case cp.InProgress:
+			// A list is being harvested (or was interrupted): a dump now
+			// would be a partial copy, soon outdated. Build it when the list
+			// completes.
 		case dump == nil:
 			due = lastSeq > 0
 		case lastSeq > dump.Seq:

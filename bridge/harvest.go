@@ -49,6 +49,7 @@ type Harvester struct {
 	progress func(Progress)
 	changed  func(repo, prefix string)
 	metrics  *Metrics
+	pacer    *Pacer
 	host     string
 
 	busy chan struct{} // holds a token while a harvest or reconciliation runs
@@ -91,6 +92,9 @@ type HarvesterOptions struct {
 	// Metrics counts runs, pages, records, events and upstream requests
 	// (nil: none).
 	Metrics *Metrics
+	// Pacer makes runs pause after each page while the server is busy
+	// (nil: never).
+	Pacer *Pacer
 }
 
 // UserAgent names rsbridge and, when configured, the operator's contact.
@@ -150,7 +154,7 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 	if u, err := url.Parse(repo.BaseURL); err == nil {
 		host = u.Hostname()
 	}
-	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, changed: o.Changed, metrics: o.Metrics, host: host,
+	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, changed: o.Changed, metrics: o.Metrics, pacer: o.Pacer, host: host,
 		busy: make(chan struct{}, 1)}, nil
 }
 
@@ -321,17 +325,50 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 
 	guard := oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
 	began := h.now()
+	f := h.fetch(ctx, q)
+	defer func() { f.stop() }()
+	// The pacer pauses for the time the harvest worked on the last page:
+	// applying and committing it, not waiting for the repository.
+	pageStart, waited := time.Now(), time.Duration(0)
+	next := func() (pipeItem, bool) {
+		t := time.Now()
+		it, ok := f.next()
+		waited += time.Since(t)
+		return it, ok
+	}
 	for {
+		if err := h.pacer.yield(ctx, time.Since(pageStart)-waited); err != nil {
+			return h.fail(res, "harvest", "stopped", err)
+		}
+		pageStart, waited = time.Now(), 0
 		if err := ctx.Err(); err != nil {
 			return h.fail(res, "harvest", "stopped", err)
 		}
+		// The page's start, its records as they are decoded, its end.
+		it, ok := next()
+		if !ok || !it.start {
+			return h.fail(res, "harvest", "list records", fmt.Errorf("the page fetcher stopped: %w", context.Cause(ctx)))
+		}
+		q = it.query
 		batch, err := h.db.NewBatch(h.repo.Name, prefix)
 		if err != nil {
 			return h.fail(res, "harvest", "open batch", err)
 		}
 		var pc Counts
 		in := h.ingest(batch, &pc, prefix, h.client.RequestURL("ListRecords", q))
-		page, err := h.client.ListRecords(ctx, q, in.record)
+		var page *oaipmh.Page
+		for err == nil && page == nil {
+			it, ok := next()
+			switch {
+			case !ok:
+				err = fmt.Errorf("the page fetcher stopped: %w", context.Cause(ctx))
+			case it.rec != nil:
+				err = in.record(it.rec)
+				f.applied(it.rec)
+			default:
+				page, err = it.page, it.err
+			}
+		}
 		if err == nil {
 			err = guard.Check(q.Token, page)
 		}
@@ -343,6 +380,8 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 				q = start()
 				guard = oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
 				cp.SeqRecords = 0 // the list is read again from its start
+				f.stop()
+				f = h.fetch(ctx, q)
 				continue
 			}
 			if _, ok := errors.AsType[*oaipmh.GuardError](err); ok && !cp.SeqGuarded {
@@ -413,7 +452,6 @@ func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh
 			}
 			return res
 		}
-		q = oaipmh.Query{Token: page.Token.Value}
 	}
 }
 

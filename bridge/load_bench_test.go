@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -75,12 +76,12 @@ func (discard) Write(b []byte) (int, error) { return len(b), nil }
 // servingStore builds an on-disk store of n records in one format, with
 // events (so Change Lists exist), and a server over it with the document
 // cache on.
-func servingStore(b *testing.B, n int) (*store.DB, *config.Config, *httptest.Server) {
+func servingStore(b *testing.B, n int, pacer *Pacer) (*store.DB, *config.Config, *httptest.Server) {
 	b.Helper()
 	db, cfg, dumpDir := dumpBenchStore(b, n)
 	srv := httptest.NewUnstartedServer(nil)
 	cfg.BaseURL = "http://" + srv.Listener.Addr().String()
-	srv.Config.Handler = mustServer(b, cfg, db, ServerOptions{DumpDir: dumpDir, CacheDir: b.TempDir()}).Handler()
+	srv.Config.Handler = mustServer(b, cfg, db, ServerOptions{DumpDir: dumpDir, CacheDir: b.TempDir(), Pacer: pacer}).Handler()
 	srv.Start()
 	b.Cleanup(srv.Close)
 	return db, cfg, srv
@@ -98,7 +99,7 @@ func BenchmarkServing(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("RSBRIDGE_BENCH_RECORDS")); err == nil && v > 0 {
 		n = v
 	}
-	_, _, srv := servingStore(b, n)
+	_, _, srv := servingStore(b, n, nil)
 	hc := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16}}
 	gz := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}} // asks for gzip
 	resp, err := hc.Get(srv.URL + "/bench/oai_dc/all/resourcelist.xml")
@@ -153,18 +154,25 @@ func BenchmarkServing(b *testing.B) {
 //
 //	go test -run '^$' -bench ServingDuringHarvest -benchtime 1x -timeout 30m ./bridge/
 func BenchmarkServingDuringHarvest(b *testing.B) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20)) // as cmd/rsbridge runs
 	n := 100000
 	if v, err := strconv.Atoi(os.Getenv("RSBRIDGE_BENCH_RECORDS")); err == nil && v > 0 {
 		n = v
 	}
-	db, cfg, srv := servingStore(b, n)
+	// RSBRIDGE_BENCH_HARVEST_SHARE sets server.harvest_share (default 25).
+	share := config.DefaultHarvestShare
+	if v, err := strconv.Atoi(os.Getenv("RSBRIDGE_BENCH_HARVEST_SHARE")); err == nil {
+		share = v
+	}
+	pacer := NewPacer(share)
+	db, cfg, srv := servingStore(b, n, pacer)
 	up := httptest.NewServer(oaiserver.New(oaiserver.Options{Records: n, PageSize: 100, RecordBytes: 2048}))
 	defer up.Close()
 	delay := time.Duration(0)
 	cfg.Defaults.Delay = &delay
 	cfg.Repositories = append(cfg.Repositories, config.Repository{Name: "up", BaseURL: up.URL + "/oai", MetadataPrefixes: []string{"oai_dc"}})
 	cfg.SetDefaults()
-	h, err := NewHarvester(cfg, cfg.Repositories[1], db, HarvesterOptions{})
+	h, err := NewHarvester(cfg, cfg.Repositories[1], db, HarvesterOptions{Pacer: pacer})
 	if err != nil {
 		b.Fatal(err)
 	}

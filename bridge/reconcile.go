@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/store"
@@ -69,7 +70,12 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 	guard := oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
 	var listed, firstSize int64
 	unidentified := 0
+	pageStart := time.Now()
 	for {
+		if err := h.pacer.yield(ctx, time.Since(pageStart)); err != nil {
+			return h.fail(res, "reconcile", "stopped", err)
+		}
+		pageStart = time.Now()
 		batch, err := h.db.NewBatch(h.repo.Name, prefix)
 		if err != nil {
 			return h.fail(res, "reconcile", "open batch", err)

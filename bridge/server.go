@@ -44,6 +44,7 @@ type Server struct {
 	dumper      *Dumper
 	notifier    *Notifier
 	metrics     *Metrics
+	pacer       *Pacer
 	started     time.Time
 	adminDigest [sha256.Size]byte // SHA-256 of the admin token
 	admin       bool              // the admin API is configured
@@ -69,6 +70,9 @@ type ServerOptions struct {
 	Notifier  *Notifier
 	// Metrics are served at /metrics and count requests (nil: no /metrics).
 	Metrics *Metrics
+	// Pacer learns from every request that the server is busy, so
+	// harvests give way (nil: harvests never pause).
+	Pacer *Pacer
 }
 
 // NewServer builds a server over an open store. Change Lists are cut by the
@@ -89,7 +93,7 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) (*Server, erro
 		limit: cfg.ResourceSync.PageLimit, pages: parsePages(),
 		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle),
 		dumpDir: o.DumpDir, hub: o.Hub,
-		sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, metrics: o.Metrics, started: o.Now().UTC()}
+		sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, metrics: o.Metrics, pacer: o.Pacer, started: o.Now().UTC()}
 	if srv.hub == nil && o.Notifier != nil {
 		srv.hub = o.Notifier.Hub()
 	}
@@ -154,7 +158,7 @@ func (s *Server) Handler() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed, "method not allowed: documents are read with GET or HEAD; the admin API starts runs with POST")
 	})
-	return gzipDocuments(r)
+	return s.pacer.track(gzipDocuments(r))
 }
 
 // AdminHandler serves the admin API, /metrics and the health checks on

@@ -45,6 +45,7 @@ const (
 	DefaultNotifyTimeout    = 30 * time.Second
 	DefaultCacheBytes       = 1 << 30
 	DefaultMaxStreams       = 16
+	DefaultHarvestShare     = 25
 	DefaultWriteIdle        = 30 * time.Second
 	minTokenLen             = 16
 )
@@ -191,6 +192,11 @@ type Server struct {
 	// Robots selects the Resource Lists robots.txt names as Sitemaps:
 	// all-records (one per repository and format), all, or none.
 	Robots string `yaml:"robots"`
+	// HarvestShare is the percentage of the time harvests and
+	// reconciliations may work while the server is answering requests
+	// (10-100): after each page they pause for the rest, so serving keeps
+	// its latency on a small machine. 100 never pauses.
+	HarvestShare int `yaml:"harvest_share"`
 }
 
 // Robots selections (Server.Robots).
@@ -412,7 +418,8 @@ func Default() *Config {
 			DumpInterval:     DefaultDumpInterval,
 			DumpGrace:        DefaultDumpGrace,
 		},
-		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle, CacheBytes: DefaultCacheBytes, Robots: RobotsAllRecords},
+		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle, CacheBytes: DefaultCacheBytes, Robots: RobotsAllRecords,
+			HarvestShare: DefaultHarvestShare},
 		Notification: Notification{MaxEntries: DefaultNotifyEntries, Workers: DefaultNotifyWorkers,
 			MaxAttempts: DefaultNotifyAttempts, Timeout: DefaultNotifyTimeout},
 	}

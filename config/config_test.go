@@ -53,7 +53,7 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 			DumpInterval:     time.Hour,
 			DumpGrace:        time.Hour,
 		},
-		Server:       Server{MaxStreams: 16, WriteIdle: 30 * time.Second, CacheBytes: 1 << 30, Robots: "all-records"},
+		Server:       Server{MaxStreams: 16, WriteIdle: 30 * time.Second, CacheBytes: 1 << 30, Robots: "all-records", HarvestShare: 25},
 		Notification: Notification{MaxEntries: 1000, Workers: 16, MaxAttempts: 12, Timeout: 30 * time.Second},
 		Repositories: []Repository{{
 			Name:             "a",

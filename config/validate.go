@@ -125,6 +125,9 @@ func (c *Config) validate() []problem {
 	if n.Timeout < time.Second {
 		p.addf("notification.timeout", "must be >= 1s (got %s)", fmtDuration(n.Timeout))
 	}
+	if c.Server.HarvestShare < 10 || c.Server.HarvestShare > 100 {
+		p.addf("server.harvest_share", "must be a percentage from 10 to 100 (got %d)", c.Server.HarvestShare)
+	}
 	if c.Server.MaxStreams < 1 {
 		p.addf("server.max_streams", "must be >= 1 (got %d)", c.Server.MaxStreams)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/rsbridge/rsbridge/store"
 )
 
-// TestCrashRecovery harvests 20,000 records in pages of 100 with the real binary,
+// TestCrashRecovery harvests 40,000 records in pages of 100 with the real binary,
 // kills it with SIGKILL at random points, restarts it each time, and checks the
 // final store equals the upstream exactly with one created event per live record.
 func TestCrashRecovery(t *testing.T) {
@@ -27,11 +27,14 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "rsbridge")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	// The image's build flags (Dockerfile): the compiled packages are shared
+	// with TestImageDefaults through the build cache.
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	const records = 20000
+	const records = 40000
 	up := oaiserver.New(oaiserver.Options{Records: records, PageSize: 100, DeletedEvery: 25, Prefixes: []string{"oai_dc"}})
 	srv := httptest.NewServer(up)
 	defer srv.Close()
@@ -53,7 +56,7 @@ func TestCrashRecovery(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		wait := time.Duration(100+rng.IntN(1400)) * time.Millisecond
+		wait := time.Duration(100+rng.IntN(900)) * time.Millisecond
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		select {

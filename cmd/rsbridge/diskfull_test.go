@@ -23,7 +23,9 @@ import (
 func buildBinary(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "rsbridge")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".") // as crash_test.go
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin

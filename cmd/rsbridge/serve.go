@@ -173,12 +173,13 @@ func serve(ctx context.Context, cfg *config.Config, cfgPath string, stdout, stde
 			notifier.Changed()
 		}
 	}
-	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log, Changed: changed, Metrics: metrics})
+	pacer := bridge.NewPacer(cfg.Server.HarvestShare)
+	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log, Changed: changed, Metrics: metrics, Pacer: pacer})
 	if err != nil {
 		return err
 	}
 	srv, err := bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, CacheDir: filepath.Join(cfg.DataDir, "cache"),
-		Scheduler: sched, Dumper: dumper, Notifier: notifier, Metrics: metrics})
+		Scheduler: sched, Dumper: dumper, Notifier: notifier, Metrics: metrics, Pacer: pacer})
 	if err != nil {
 		return err
 	}
@@ -231,6 +232,9 @@ loop:
 	}
 	log.Info("shutting down: finishing requests, stopping runs after their last committed page")
 	srv.Drain()
+	// A dump build in progress stops and leaves no listed file behind; the
+	// hub keeps what it has not delivered for the next start.
+	stopBackground()
 	shut, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, hs := range servers {
@@ -243,9 +247,6 @@ loop:
 	if err := sched.Stop(shut); err != nil {
 		log.Warn("scheduler shutdown", "err", err)
 	}
-	// A dump build in progress stops and leaves no listed file behind; the
-	// hub keeps what it has not delivered for the next start.
-	stopBackground()
 	background.Wait()
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
