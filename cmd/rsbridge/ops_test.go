@@ -57,11 +57,23 @@ func writeConfig(t *testing.T, dir, data, upstream, extra string) string {
 // startServe runs "serve -config" in the background and returns its base URL
 // and a stop function that interrupts it and returns its exit code.
 func startServe(t *testing.T, cfg string, hup chan os.Signal) (string, *syncBuffer, func() int) {
+	base, _, errb, stop := startServeOut(t, cfg, hup)
+	return base, errb, stop
+}
+
+// startServeOut is startServe that also returns serve's standard output.
+func startServeOut(t *testing.T, cfg string, hup chan os.Signal) (string, *syncBuffer, *syncBuffer, func() int) {
+	return startCmd(t, []string{"serve", "-config", cfg}, hup)
+}
+
+// startCmd runs a serving command (serve, demo) until it announces its
+// Source Description.
+func startCmd(t *testing.T, args []string, hup chan os.Signal) (string, *syncBuffer, *syncBuffer, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	code := make(chan int, 1)
-	go func() { code <- runWith(ctx, []string{"serve", "-config", cfg}, &out, &errb, hup) }()
+	go func() { code <- runWith(ctx, args, &out, &errb, hup) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, rest, ok := strings.Cut(out.String(), "Source Description: ")
@@ -77,7 +89,7 @@ func startServe(t *testing.T, cfg string, hup chan os.Signal) (string, *syncBuff
 				return <-code
 			}
 			t.Cleanup(func() { stop() })
-			return base, &errb, stop
+			return base, &out, &errb, stop
 		}
 		select {
 		case c := <-code:
@@ -261,9 +273,20 @@ func TestSIGHUP(t *testing.T) {
 	up := httptest.NewServer(oaiserver.New(oaiserver.Options{Records: 10}))
 	defer up.Close()
 	data := filepath.Join(dir, "data")
-	cfg := writeConfig(t, dir, data, up.URL, "")
+	cfg := writeConfig(t, dir, data, up.URL, "debug:\n  listen: 127.0.0.1:0\n")
 	hup := make(chan os.Signal, 1)
-	base, log, stop := startServe(t, cfg, hup)
+	base, stdout, log, stop := startServeOut(t, cfg, hup)
+	// The opt-in pprof listener (debug.listen) serves on its own address.
+	_, rest, ok := strings.Cut(stdout.String(), "pprof on ")
+	if !ok {
+		t.Fatalf("no pprof listener announced:\n%s", stdout.String())
+	}
+	if code, body := fetch(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]) + "goroutine?debug=1"); code != 200 || !strings.Contains(body, "goroutine profile") {
+		t.Fatalf("pprof: %d %.200s", code, body)
+	}
+	if code, _ := fetch(base + "/debug/pprof/"); code != 404 {
+		t.Errorf("pprof on the public address: %d", code)
+	}
 	signal := func(want string) {
 		t.Helper()
 		hup <- syscall.SIGHUP

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -115,19 +119,72 @@ func fetch(u string) (int, string) {
 }
 
 // TestDemoServesOffline: the README's first command serves a synthetic
-// repository end to end, and stops cleanly on interrupt.
+// repository offline; a destination following the Source Description finds
+// every record, with matching hashes, within seconds; the harvests are in
+// the log at info; it stops cleanly on interrupt.
 func TestDemoServesOffline(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
-	runUntil(t, []string{"demo", "-records", "120", "-data", data, "-listen", "127.0.0.1:0", "-every", "1h"}, func(base string) bool {
-		code, body := fetch(base + "/demo/jpcoar_2.0/all/resourcelist.xml")
-		return code == 200 && strings.Count(body, "<url>") == 118
-	})
+	began := time.Now()
+	base, _, logs, stop := startCmd(t, []string{"demo", "-records", "120", "-data", data, "-listen", "127.0.0.1:0", "-every", "1h"}, nil)
+	var synced time.Duration
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo was not in sync within 30 s:\n%s", logs.String())
+		}
+		if n := demoInSync(t, base); n == 118 {
+			synced = time.Since(began)
+			break
+		}
+	}
+	t.Logf("a destination was in sync with the demo %v after it started", synced.Round(time.Millisecond))
+	if !strings.Contains(logs.String(), `level=INFO msg="run done" repo=demo kind=harvest`) {
+		t.Errorf("the demo's harvest is not in the log at info:\n%s", logs.String())
+	}
+	if code := stop(); code != 0 || strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("exit %d\n%s", code, logs.String())
+	}
 	// The store was closed and the lock released: it opens again.
 	db, err := store.Open(store.Options{Dir: data, ChangeListLimit: 50000, ChangeListPeriod: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
+}
+
+// demoInSync follows the demo's Source Description like a destination
+// making a baseline: each all-records Capability List, its Resource List,
+// every resource, whose MD5 and length must match the list. It returns
+// how many resources of the jpcoar_2.0 list checked out (0 before the
+// first harvest completes).
+func demoInSync(t *testing.T, base string) int {
+	t.Helper()
+	locs := regexp.MustCompile(`<loc>([^<]+)</loc>`)
+	entry := regexp.MustCompile(`<url><loc>([^<]+)</loc><lastmod>[^<]*</lastmod><rs:md hash="md5:([0-9a-f]+)[^"]*" length="(\d+)"`)
+	code, sd := fetch(base + "/.well-known/resourcesync")
+	if code != 200 {
+		return 0
+	}
+	ok := 0
+	for _, m := range locs.FindAllStringSubmatch(sd, -1) {
+		if !strings.HasSuffix(m[1], "/jpcoar_2.0/all/capabilitylist.xml") {
+			continue
+		}
+		_, capl := fetch(m[1])
+		rl := strings.Replace(m[1], "capabilitylist.xml", "resourcelist.xml", 1)
+		if !strings.Contains(capl, rl) {
+			t.Fatalf("capability list without %s:\n%s", rl, capl)
+		}
+		_, list := fetch(rl)
+		for _, e := range entry.FindAllStringSubmatch(list, -1) {
+			code, body := fetch(e[1])
+			sum := md5.Sum([]byte(body))
+			if code != 200 || hex.EncodeToString(sum[:]) != e[2] || strconv.Itoa(len(body)) != e[3] {
+				return 0 // a harvest is changing it; look again
+			}
+			ok++
+		}
+	}
+	return ok
 }
 
 // TestServeQuickMode: serve -oai URL publishes a repository with no config file.
