@@ -361,6 +361,16 @@ func (e *opsEnv) checkMetrics() {
 		}
 		t.Errorf("metric families changed (docs/operations.md documents them; UPDATE_GOLDEN=1 rewrites the list):\n%s\nwant\n%s", g, want)
 	}
+	// Every family is documented for operators.
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(want)), "\n") {
+		if name, _, _ := strings.Cut(line, " "); !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("docs/operations.md does not document %s", name)
+		}
+	}
 	for _, must := range []string{
 		`rsbridge_runs_total{kind="harvest",outcome="interrupted",repository="demo"} 1`,
 		`rsbridge_runs_total{kind="full-harvest",outcome="success",repository="demo"} 1`,
