@@ -233,6 +233,12 @@ func TestOperations(t *testing.T) {
 	if rr.LastSuccess != nil || rr.LastFailure != nil {
 		t.Fatalf("an interrupted run was recorded: %+v %+v", rr.LastSuccess, rr.LastFailure)
 	}
+	if r := rr.Formats[0].Resume; r == nil || r.Page != 2 || r.Records != 100 {
+		t.Fatalf("resume point %+v", r)
+	}
+	if _, home := e.do(http.MethodGet, "/", ""); !strings.Contains(home, "<code>oai_dc</code> resumes at page 2 (100 records kept)") {
+		t.Errorf("home page does not say where the list resumes:\n%s", home)
+	}
 	if code, _ := e.do("POST", "/admin/repos/demo/cancel", testToken); code != 409 {
 		t.Errorf("cancel with nothing running: %d", code)
 	}

@@ -45,7 +45,8 @@ Machine-readable status: <a href="status.json">status.json</a>.</p>
 <p>OAI-PMH endpoint <code>{{.BaseURL}}</code>; deletedRecord <code>{{or .DeletedRecord "?"}}</code>, granularity <code>{{or .Granularity "?"}}</code>.</p>
 <table>
 <tr><th>now</th><td>{{with .Running}}<b>{{.Kind}} running</b> since {{time .Started}}{{if .Prefix}}, <code>{{.Prefix}}</code>{{end}}: {{num .Records}} records{{if ge .Total 0}} of {{num .Total}} ({{percent .Records .Total}}){{end}}, {{num .Pages}} pages, {{printf "%.0f" .Rate}} records/s{{if .ETA}}, about {{dur .ETA}} left{{end}}{{else}}idle{{end}}</td></tr>
-<tr><th>last success</th><td>{{run .LastSuccess}}</td></tr>
+{{range $f := .Formats}}{{with $f.Resume}}<tr><th>interrupted list</th><td><code>{{$f.Prefix}}</code> resumes at page {{num .Page}} ({{num .Records}} records kept)</td></tr>
+{{end}}{{end}}<tr><th>last success</th><td>{{run .LastSuccess}}</td></tr>
 <tr><th>last failure</th><td>{{with .LastFailure}}<span class="err">{{run .}}</span>{{else}}none{{end}}</td></tr>
 <tr><th>next harvest</th><td>{{time .NextHarvest}}</td></tr>
 <tr><th>next reconciliation</th><td>{{if .NextReconcile.IsZero}}not scheduled{{else}}{{time .NextReconcile}}{{end}} (last: {{time .LastReconcile}})</td></tr>

@@ -66,7 +66,16 @@ type FormatReport struct {
 	LastEvent    time.Time        `json:"last_event,omitzero"`
 	Quarantined  int              `json:"quarantined"`
 	ResourceSets int              `json:"resource_sets"`
+	// Resume is where the next run continues a list that was interrupted
+	// (nil when no list is in progress).
+	Resume *ListResume `json:"resume,omitempty"`
 	EventsPerDay []store.DayCount `json:"events_per_day"` // the last chartDays days, oldest first
+}
+
+// ListResume is the first page of an interrupted list not yet committed.
+type ListResume struct {
+	Page    int64 `json:"page"`
+	Records int64 `json:"records_kept"`
 }
 
 // ErrorReport is a background component's last failure.
@@ -169,6 +178,13 @@ func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 				}
 				if fr.EventsPerDay, err = snap.EventsPerDay(repo.Name, p, from, now); err != nil {
 					return err
+				}
+				cp, err := snap.Checkpoint(repo.Name, p)
+				if err != nil {
+					return err
+				}
+				if cp.InProgress && cp.Token != "" {
+					fr.Resume = &ListResume{Page: cp.SeqPages + 1, Records: cp.SeqRecords}
 				}
 				rr.Formats = append(rr.Formats, fr)
 			}

@@ -243,7 +243,7 @@ func TestRemoteInterrupt(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if code != exitInterrupted || !strings.Contains(out, "waiting for it to end") || !strings.Contains(out, "the server stopped the run; r: the next run resumes at page 2") {
+	if code != exitInterrupted || !strings.Contains(out, "waiting for it to end") || !strings.Contains(out, "the server stopped the run; r: the next run resumes oai_dc at page 2 (100 records kept)") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	if strings.Contains(mustStatus(t, base), `"running"`) {

@@ -172,18 +172,16 @@ func remoteRun(ctx context.Context, c *adminClient, name, kind string, force boo
 	since := started.Running.Started
 	fmt.Fprintf(stderr, "%s: %s started on the server at %s\n", name, kind, since.Format(time.RFC3339))
 	var last time.Time
-	var seen *bridge.Activity
 	for {
 		var rep bridge.RepoReport
 		err := c.call(ctx, http.MethodGet, repoPath(name), &rep)
 		if ctx.Err() != nil {
-			return cancelRemote(c, name, kind, seen)
+			return cancelRemote(c, name, kind)
 		}
 		if err != nil {
 			return err
 		}
 		if rep.Running != nil && rep.Running.Started.Equal(since) {
-			seen = rep.Running
 			if time.Since(last) >= 2*time.Second {
 				last = time.Now()
 				a := rep.Running
@@ -193,7 +191,7 @@ func remoteRun(ctx context.Context, c *adminClient, name, kind string, force boo
 			return remoteOutcome(rep, name, kind, since, stderr)
 		}
 		if err := sleepCtx(ctx, c.poll); err != nil {
-			return cancelRemote(c, name, kind, seen)
+			return cancelRemote(c, name, kind)
 		}
 	}
 }
@@ -215,7 +213,7 @@ func remoteOutcome(rep bridge.RepoReport, name, kind string, since time.Time, st
 
 // cancelRemote asks the server to stop the run this command started and
 // waits (a little) for it to stop.
-func cancelRemote(c *adminClient, name, kind string, seen *bridge.Activity) error {
+func cancelRemote(c *adminClient, name, kind string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.call(ctx, http.MethodPost, repoPath(name)+"/cancel", nil); err != nil {
@@ -224,22 +222,26 @@ func cancelRemote(c *adminClient, name, kind string, seen *bridge.Activity) erro
 			return interruptedError{fmt.Sprintf("interrupted, but the server did not confirm the cancellation: %v", err)}
 		}
 	}
+	var rep bridge.RepoReport
 	for ctx.Err() == nil {
-		var rep bridge.RepoReport
 		if err := c.call(ctx, http.MethodGet, repoPath(name), &rep); err != nil || rep.Running == nil {
 			break
 		}
-		seen = rep.Running
 		sleepCtx(ctx, 200*time.Millisecond)
 	}
 	if kind == bridge.KindReconcile {
 		return interruptedError{fmt.Sprintf("interrupted; the server stopped the reconciliation; %s: the next one starts a new pass", name)}
 	}
-	where := ""
-	if seen != nil && seen.Pages > 0 {
-		where = fmt.Sprintf(" at page %d (%d records kept)", seen.Pages+1, seen.Records)
+	var where []string
+	for _, f := range rep.Formats {
+		if f.Resume != nil {
+			where = append(where, fmt.Sprintf("%s at page %d (%d records kept)", f.Prefix, f.Resume.Page, f.Resume.Records))
+		}
 	}
-	return interruptedError{fmt.Sprintf("interrupted; the server stopped the run; %s: the next run resumes%s", name, where)}
+	if len(where) == 0 {
+		return interruptedError{fmt.Sprintf("interrupted; the server stopped the run; %s: what was committed is kept", name)}
+	}
+	return interruptedError{fmt.Sprintf("interrupted; the server stopped the run; %s: the next run resumes %s", name, strings.Join(where, ", "))}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
