@@ -60,15 +60,15 @@ type FormatReport struct {
 	Prefix string `json:"prefix"`
 	// Live records are served; tombstones are deleted records kept so their
 	// URLs answer 410 Gone.
-	Live         int64            `json:"live"`
-	Tombstones   int64            `json:"tombstones"`
-	Events       uint64           `json:"events"` // change events ever stored
-	LastEvent    time.Time        `json:"last_event,omitzero"`
-	Quarantined  int              `json:"quarantined"`
-	ResourceSets int              `json:"resource_sets"`
+	Live         int64     `json:"live"`
+	Tombstones   int64     `json:"tombstones"`
+	Events       uint64    `json:"events"` // change events ever stored
+	LastEvent    time.Time `json:"last_event,omitzero"`
+	Quarantined  int       `json:"quarantined"`
+	ResourceSets int       `json:"resource_sets"`
 	// Resume is where the next run continues a list that was interrupted
 	// (nil when no list is in progress).
-	Resume *ListResume `json:"resume,omitempty"`
+	Resume       *ListResume      `json:"resume,omitempty"`
 	EventsPerDay []store.DayCount `json:"events_per_day"` // the last chartDays days, oldest first
 }
 
