@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
@@ -34,9 +33,7 @@ import (
 //
 // RSBRIDGE_BENCH_RECORDS=400000 adds a larger size.
 func BenchmarkHarvest(b *testing.B) {
-	// The soft memory limit rsbridge runs with (cmd/rsbridge/main.go), so
-	// the collector works as it does in production.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
+	defer RuntimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
 	sizes := []int{10000, 100000}
 	if os.Getenv("RSBRIDGE_BENCH_SMALL") != "" {
 		sizes = []int{20000}
@@ -133,7 +130,7 @@ func BenchmarkHarvest(b *testing.B) {
 //
 //	go test -run '^$' -bench HarvestSlowUpstream -benchtime 1x ./bridge/
 func BenchmarkHarvestSlowUpstream(b *testing.B) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
+	defer RuntimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
 	const n, perPage = 20000, 20 * time.Millisecond
 	// The upstream replays recorded responses: a real repository builds its
 	// pages on another machine, so its work must not share these two cores.

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -154,7 +153,7 @@ func BenchmarkServing(b *testing.B) {
 //
 //	go test -run '^$' -bench ServingDuringHarvest -benchtime 1x -timeout 30m ./bridge/
 func BenchmarkServingDuringHarvest(b *testing.B) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20)) // as cmd/rsbridge runs
+	defer RuntimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
 	n := 100000
 	if v, err := strconv.Atoi(os.Getenv("RSBRIDGE_BENCH_RECORDS")); err == nil && v > 0 {
 		n = v

@@ -259,7 +259,8 @@ type stateCollector struct {
 
 // stateDescs describe the gauges stateCollector reads.
 type stateDescs struct {
-	storeBytes, free, reserve, records, seq, running, runRecords, subscribers, pending *prometheus.Desc
+	storeBytes, free, reserve, records, seq, running, runRecords *prometheus.Desc
+	subscribers, pending, delivered, failed, dropped, oldest     *prometheus.Desc
 }
 
 func newStateDescs() stateDescs {
@@ -279,15 +280,24 @@ func newStateDescs() stateDescs {
 		runRecords: prometheus.NewDesc("rsbridge_run_records",
 			"Records of the current list read so far by the running run (resumed parts included).", []string{"repository", "prefix"}, nil),
 		subscribers: prometheus.NewDesc("rsbridge_websub_subscriptions",
-			"Active WebSub subscriptions.", nil, nil),
+			"Live WebSub subscriptions per channel (a resource set's changenotification.xml).", []string{"channel"}, nil),
 		pending: prometheus.NewDesc("rsbridge_websub_pending_deliveries",
 			"Notifications owed to subscribers.", nil, nil),
+		delivered: prometheus.NewDesc("rsbridge_websub_delivered_total",
+			"Notifications delivered since start.", nil, nil),
+		failed: prometheus.NewDesc("rsbridge_websub_failed_attempts_total",
+			"Delivery attempts that failed since start (retried with backoff).", nil, nil),
+		dropped: prometheus.NewDesc("rsbridge_websub_dropped_total",
+			"Deliveries given up since start (attempts exhausted, 410, subscription ended).", nil, nil),
+		oldest: prometheus.NewDesc("rsbridge_websub_oldest_pending_timestamp_seconds",
+			"Creation time of the oldest undelivered notification; 0 when none.", nil, nil),
 	}
 }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.d
-	for _, d := range []*prometheus.Desc{d.storeBytes, d.free, d.reserve, d.records, d.seq, d.running, d.runRecords, d.subscribers, d.pending} {
+	for _, d := range []*prometheus.Desc{d.storeBytes, d.free, d.reserve, d.records, d.seq, d.running, d.runRecords,
+		d.subscribers, d.pending, d.delivered, d.failed, d.dropped, d.oldest} {
 		ch <- d
 	}
 }
@@ -337,12 +347,18 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.notifier != nil {
 		st := c.notifier.Stats()
-		n := 0
-		for _, k := range st.Subscribers {
-			n += k
+		for topic, n := range st.Subscribers {
+			ch <- prometheus.MustNewConstMetric(d.subscribers, prometheus.GaugeValue, float64(n), topic)
 		}
-		ch <- prometheus.MustNewConstMetric(d.subscribers, prometheus.GaugeValue, float64(n))
 		ch <- prometheus.MustNewConstMetric(d.pending, prometheus.GaugeValue, float64(st.Pending))
+		ch <- prometheus.MustNewConstMetric(d.delivered, prometheus.CounterValue, float64(st.Delivered))
+		ch <- prometheus.MustNewConstMetric(d.failed, prometheus.CounterValue, float64(st.Failed))
+		ch <- prometheus.MustNewConstMetric(d.dropped, prometheus.CounterValue, float64(st.Dropped))
+		oldest := 0.0
+		if !st.OldestPending.IsZero() {
+			oldest = float64(st.OldestPending.Unix())
+		}
+		ch <- prometheus.MustNewConstMetric(d.oldest, prometheus.GaugeValue, oldest)
 	}
 }
 

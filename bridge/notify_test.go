@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -88,7 +89,9 @@ func TestChangeNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mustServer(t, s.cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, Hub: n.Hub()}).Handler())
+	metrics := NewMetrics()
+	metrics.Watch(s.cfg, s.db, nil, n)
+	srv := httptest.NewServer(mustServer(t, s.cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, Notifier: n, Metrics: metrics}).Handler())
 	defer srv.Close()
 	// The handler serves on another port than the source's URLs: rewrite.
 	local := func(u string) string { return strings.Replace(u, s.srv.URL, srv.URL, 1) }
@@ -125,6 +128,26 @@ func TestChangeNotification(t *testing.T) {
 		t.Fatalf("verification mode %q", mode)
 	}
 	waitFor(t, "the subscription", func() bool { return n.Stats().Subscribers[topic] == 1 })
+	// The status and /metrics show subscriptions per channel.
+	get := func(path string) string {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	var st Status
+	if err := json.Unmarshal([]byte(get("/status.json")), &st); err != nil || st.Notification == nil || st.Notification.PerChannel[topic] != 1 {
+		t.Fatalf("status: %v %+v", err, st.Notification)
+	}
+	if m := get("/metrics"); !strings.Contains(m, `rsbridge_websub_subscriptions{channel="`+topic+`"} 1`) || !strings.Contains(m, "rsbridge_websub_oldest_pending_timestamp_seconds 0") {
+		t.Errorf("/metrics lacks the hub's state")
+	}
+	if home := get("/"); !strings.Contains(home, `<a href="`+topic+`">`) {
+		t.Errorf("home page lacks the channel")
+	}
 
 	// Two harvests of changes; each change reaches the subscriber once.
 	var want []string

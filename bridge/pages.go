@@ -62,7 +62,12 @@ Machine-readable status: <a href="status.json">status.json</a>.</p>
 {{end}}</table>{{end}}{{end}}
 {{end}}
 {{with .Status.Dumps}}{{if .LastError}}<p class="err">Dumps: the last round failed: {{.LastError}}</p>{{end}}{{end}}
-{{with .Status.Notification}}<p>Change Notification: {{.Subscriptions}} subscriptions, {{.Delivered}} notifications delivered, {{.Pending}} pending{{if .LastError}}; <span class="err">{{.LastError}}</span>{{end}}.</p>{{end}}
+{{with .Status.Notification}}<h2>Change Notification</h2>
+<p>{{num .Subscriptions}} live subscriptions; since start {{num .Delivered}} notifications delivered, {{num .Failed}} failed attempts, {{num .Dropped}} given up;
+{{num .Pending}} pending{{if not .OldestPending.IsZero}}, the oldest from {{time .OldestPending}}{{end}}{{if .LastError}}; <span class="err">{{.LastError}}</span>{{end}}.</p>
+{{if .PerChannel}}<table><tr><th>channel</th><th>subscriptions</th></tr>
+{{range $ch, $n := .PerChannel}}<tr><td><a href="{{$ch}}">{{$ch}}</a></td><td>{{$n}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 <p><small>rsbridge {{.Status.Version}} ({{.Status.Revision}}), running since {{time .Status.Started}}; store {{bytes .Status.Disk.StoreBytes}}.</small></p>
 </body></html>{{end}}
 

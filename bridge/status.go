@@ -85,12 +85,13 @@ type ErrorReport struct {
 
 // NotifyReport is the WebSub hub's state.
 type NotifyReport struct {
-	Subscriptions int       `json:"subscriptions"`
+	Subscriptions int            `json:"subscriptions"`
+	PerChannel    map[string]int `json:"subscriptions_per_channel"` // channel (changenotification.xml URL): live subscriptions
 	Delivered     uint64    `json:"delivered"`
 	Failed        uint64    `json:"failed_attempts"`
 	Dropped       uint64    `json:"dropped"`
 	Pending       int       `json:"pending"`
-	OldestPending time.Time `json:"oldest_pending,omitzero"`
+	OldestPending time.Time `json:"oldest_pending,omitzero"` // created time of the oldest undelivered notification
 	LastError     string    `json:"last_error,omitempty"`
 }
 
@@ -127,9 +128,11 @@ func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 	}
 	if s.notifier != nil {
 		hs := s.notifier.Stats()
-		n := &NotifyReport{Delivered: hs.Delivered, Failed: hs.Failed, Dropped: hs.Dropped, Pending: hs.Pending, OldestPending: hs.OldestPending}
-		for _, k := range hs.Subscribers {
+		n := &NotifyReport{Delivered: hs.Delivered, Failed: hs.Failed, Dropped: hs.Dropped, Pending: hs.Pending, OldestPending: hs.OldestPending,
+			PerChannel: map[string]int{}}
+		for topic, k := range hs.Subscribers {
 			n.Subscriptions += k
+			n.PerChannel[topic] = k
 		}
 		if err := s.notifier.LastError(); err != nil {
 			n.LastError = hide(err.Error())

@@ -5,19 +5,13 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
+
+	"github.com/rsbridge/rsbridge/bridge"
 )
 
-// defaultMemoryLimit is the Go soft memory limit unless GOMEMLIMIT says
-// otherwise: Badger's compaction leaves large short-lived buffers, and without a
-// limit the collector lets the heap reach twice the live size before it runs.
-const defaultMemoryLimit = 256 << 20
-
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
+	bridge.RuntimeDefaults() // soft memory limit, GOMAXPROCS (unless set in the environment)
 	// SIGINT and SIGTERM stop the command cleanly; a second one kills it at
 	// once (the default action is back after the first).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
