@@ -87,12 +87,12 @@ type ErrorReport struct {
 type NotifyReport struct {
 	Subscriptions int            `json:"subscriptions"`
 	PerChannel    map[string]int `json:"subscriptions_per_channel"` // channel (changenotification.xml URL): live subscriptions
-	Delivered     uint64    `json:"delivered"`
-	Failed        uint64    `json:"failed_attempts"`
-	Dropped       uint64    `json:"dropped"`
-	Pending       int       `json:"pending"`
-	OldestPending time.Time `json:"oldest_pending,omitzero"` // created time of the oldest undelivered notification
-	LastError     string    `json:"last_error,omitempty"`
+	Delivered     uint64         `json:"delivered"`
+	Failed        uint64         `json:"failed_attempts"`
+	Dropped       uint64         `json:"dropped"`
+	Pending       int            `json:"pending"`
+	OldestPending time.Time      `json:"oldest_pending,omitzero"` // created time of the oldest undelivered notification
+	LastError     string         `json:"last_error,omitempty"`
 }
 
 // chartDays is how many days the events-per-day chart shows.
