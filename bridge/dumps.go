@@ -337,13 +337,8 @@ func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, at time.
 			if err != nil {
 				return err
 			}
-			w, err := p.create("resources/"+packageName(rec.Identifier), rec.Modified)
-			if err != nil {
-				return err
-			}
 			pkg.Entries++
-			_, err = w.Write(b)
-			return err
+			return p.add("resources/"+packageName(rec.Identifier), rec.Modified, b)
 		})
 	}
 	if err != nil {
@@ -454,13 +449,8 @@ func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.Ch
 				if b == nil {
 					return fmt.Errorf("the bytes of change %d (%q) are no longer stored", ev.Seq, ev.Identifier)
 				}
-				w, err := p.create(path(ev), ev.Time)
-				if err != nil {
-					return err
-				}
 				pkg.Entries++
-				_, err = w.Write(b)
-				return err
+				return p.add(path(ev), ev.Time, b)
 			})
 		}
 		if err != nil {

@@ -22,7 +22,7 @@ func parsePages() *template.Template {
 		},
 		"num":     num,
 		"dur":     func(d time.Duration) string { return d.Round(time.Second).String() },
-		"bytes":   func(n int64) string { return bytesIEC(n) },
+		"bytes":   func(n int64) string { return store.BytesIEC(uint64(max(n, 0))) },
 		"percent": func(n, total int64) string { return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(max(total, 1))) },
 		"run":     runSummary,
 	}).Parse(`
@@ -223,19 +223,6 @@ func num(n any) string {
 		return "-" + b.String()
 	}
 	return b.String()
-}
-
-func bytesIEC(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	d, e := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		d *= unit
-		e++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(d), "KMGTPE"[e])
 }
 
 // chart is a small stacked bar chart, drawn as inline SVG by the template.

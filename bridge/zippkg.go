@@ -103,6 +103,16 @@ func (p *pkgWriter) create(path string, modified time.Time) (io.Writer, error) {
 	return p.zw.CreateHeader(&zip.FileHeader{Name: path, Method: zip.Deflate, Modified: modified.UTC()})
 }
 
+// add writes a whole entry.
+func (p *pkgWriter) add(path string, modified time.Time, b []byte) error {
+	w, err := p.create(path, modified)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
 // finish completes the ZIP, syncs it and renames it into place.
 func (p *pkgWriter) finish() (length int64, sha, md string, err error) {
 	defer func() {

@@ -239,18 +239,7 @@ func (r *itemReader) readItem(st *itemState) (*Record, *Header, error) {
 }
 
 func (r *itemReader) readRecord(rec *Record, st *itemState) error {
-	depth := len(r.frames)
-	for {
-		k, off, err := r.next()
-		if err != nil {
-			return err
-		}
-		if len(r.frames) < depth {
-			return nil
-		}
-		if k != tkStart {
-			continue
-		}
+	return r.eachChild(func(off int) error {
 		switch {
 		case r.isOAI("header"):
 			if err := r.readHeader(&rec.Header, off, st); err != nil {
@@ -261,11 +250,10 @@ func (r *itemReader) readRecord(rec *Record, st *itemState) error {
 				return err
 			}
 		default: // about, and anything unexpected
-			if err := r.skip(); err != nil {
-				return err
-			}
+			return r.skip()
 		}
-	}
+		return nil
+	})
 }
 
 // readHeader reads a header whose start tag (beginning at tagFrom) was just
@@ -280,18 +268,7 @@ func (r *itemReader) readHeader(h *Header, tagFrom int, st *itemState) error {
 		return st.stop(why)
 	}
 	st.hdrCtrl += n[editCtrl]
-	depth := len(r.frames)
-	for {
-		k, off, err := r.next()
-		if err != nil {
-			return err
-		}
-		if len(r.frames) < depth {
-			return nil
-		}
-		if k != tkStart {
-			continue
-		}
+	return r.eachChild(func(off int) error {
 		_, local, _ := splitName(r.z.name)
 		field := headerField(local)
 		s, err := r.text()
@@ -331,10 +308,11 @@ func (r *itemReader) readHeader(h *Header, tagFrom int, st *itemState) error {
 				h.SetSpecs = append(h.SetSpecs, r.setSpec(spec))
 			}
 		default:
-			continue
+			return nil
 		}
 		st.hdrCtrl += n[editCtrl]
-	}
+		return nil
+	})
 }
 
 type headerFieldKind uint8
@@ -396,23 +374,9 @@ func containsBytes(list []string, b []byte) bool {
 // readMetadata slices the first child element of <metadata> out of the item and
 // makes it standalone.
 func (r *itemReader) readMetadata(rec *Record, st *itemState) error {
-	depth := len(r.frames)
-	for {
-		k, off, err := r.next()
-		if err != nil {
-			return err
-		}
-		if len(r.frames) < depth {
-			return nil
-		}
-		if k != tkStart || len(r.frames) != depth+1 {
-			continue
-		}
+	return r.eachChild(func(off int) error {
 		if rec.Metadata != nil { // a second root: not allowed, keep the first
-			if err := r.skip(); err != nil {
-				return err
-			}
-			continue
+			return r.skip()
 		}
 		prefix, _, _ := splitName(r.z.name)
 		uri, isXML := r.resolve(prefix)
@@ -432,6 +396,29 @@ func (r *itemReader) readMetadata(rec *Record, st *itemState) error {
 		}
 		rec.Metadata = injectDecls(st.fixed[off:end], inherited)
 		st.mFrom, st.mTo = off, end
+		return nil
+	})
+}
+
+// eachChild calls fn for every child element of the element just started,
+// with the offset of the child's start tag; fn may read the child or leave it
+// to be passed over. It returns when the element ends.
+func (r *itemReader) eachChild(fn func(off int) error) error {
+	depth := len(r.frames)
+	for {
+		k, off, err := r.next()
+		if err != nil {
+			return err
+		}
+		if len(r.frames) < depth {
+			return nil
+		}
+		if k != tkStart || len(r.frames) != depth+1 {
+			continue
+		}
+		if err := fn(off); err != nil {
+			return err
+		}
 	}
 }
 

@@ -707,12 +707,17 @@ func (s *scanner) startEnded(b []byte, i int, selfClosing bool) bool {
 		s.recDepth++
 	}
 	if s.recDepth == 0 {
-		s.flush(b, i)
-		s.finish("")
-		s.tokStart = s.base + int64(i)
-		return true
+		return s.endItem(b, i)
 	}
 	return false
+}
+
+// endItem ends the item after its closing tag, before b[i].
+func (s *scanner) endItem(b []byte, i int) bool {
+	s.flush(b, i)
+	s.finish("")
+	s.tokStart = s.base + int64(i)
+	return true
 }
 
 // endNamed is called when an end tag's name is complete, before b[i].
@@ -747,10 +752,7 @@ func (s *scanner) endEnded(b []byte, i int) bool {
 	if s.nameIs(s.recQ) {
 		s.recDepth--
 		if s.recDepth == 0 {
-			s.flush(b, i)
-			s.finish("")
-			s.tokStart = s.base + int64(i)
-			return true
+			return s.endItem(b, i)
 		}
 	}
 	return false

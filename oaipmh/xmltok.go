@@ -291,22 +291,37 @@ func splitName(n []byte) (prefix, local []byte, ok bool) {
 	return n[:c], n[c+1:], true
 }
 
-func (z *xmlTok) startTag(i int) (tokKind, error) {
-	b := z.b
+// readName reads the name starting at b[i] and returns its end and the
+// name; a missing name, or one with more than one colon, fails with missing
+// (encoding/xml's wording for where it stands).
+func (z *xmlTok) readName(i int, missing string) (int, []byte, error) {
 	j, eof := z.scanName(i)
 	switch {
 	case eof:
-		return z.fail(msgEOF)
+		_, err := z.fail(msgEOF)
+		return 0, nil, err
 	case j == i:
-		return z.fail("expected element name after <")
+		_, err := z.fail(missing)
+		return 0, nil, err
 	}
-	name := b[i:j]
+	name := z.b[i:j]
 	ok, colons := checkName(name)
 	switch {
 	case !ok:
-		return z.fail("invalid XML name: " + string(name))
+		_, err := z.fail("invalid XML name: " + string(name))
+		return 0, nil, err
 	case colons > 1:
-		return z.fail("expected element name after <")
+		_, err := z.fail(missing)
+		return 0, nil, err
+	}
+	return j, name, nil
+}
+
+func (z *xmlTok) startTag(i int) (tokKind, error) {
+	b := z.b
+	j, name, err := z.readName(i, "expected element name after <")
+	if err != nil {
+		return tkNone, err
 	}
 	z.attrs = z.attrs[:0]
 	for {
@@ -331,20 +346,9 @@ func (z *xmlTok) startTag(i int) (tokKind, error) {
 			z.name = name
 			return tkStart, nil
 		}
-		k, eof := z.scanName(j)
-		switch {
-		case eof:
-			return z.fail(msgEOF)
-		case k == j:
-			return z.fail("expected attribute name in element")
-		}
-		an := b[j:k]
-		ok, colons := checkName(an)
-		switch {
-		case !ok:
-			return z.fail("invalid XML name: " + string(an))
-		case colons > 1:
-			return z.fail("expected attribute name in element")
+		k, an, err := z.readName(j, "expected attribute name in element")
+		if err != nil {
+			return tkNone, err
 		}
 		j = z.skipSpace(k)
 		if j >= len(b) {
@@ -865,20 +869,9 @@ func (z *xmlTok) declaration(i int) (tokKind, error) {
 // endTag reads an end tag whose name starts at b[i].
 func (z *xmlTok) endTag(i int) (tokKind, error) {
 	b := z.b
-	j, eof := z.scanName(i)
-	switch {
-	case eof:
-		return z.fail(msgEOF)
-	case j == i:
-		return z.fail("expected element name after </")
-	}
-	name := b[i:j]
-	ok, colons := checkName(name)
-	switch {
-	case !ok:
-		return z.fail("invalid XML name: " + string(name))
-	case colons > 1:
-		return z.fail("expected element name after </")
+	j, name, err := z.readName(i, "expected element name after </")
+	if err != nil {
+		return tkNone, err
 	}
 	j = z.skipSpace(j)
 	if j >= len(b) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -27,7 +26,7 @@ func (e *SpaceError) Error() string {
 		return fmt.Sprintf("data directory %s: the store was opened read-only because the disk was full; space is back, and it becomes writable within a minute when no request is reading it", e.Dir)
 	}
 	return fmt.Sprintf("data directory %s has %s free, below the reserve of %s (store.min_free): harvests stop until space is freed; what is stored is still served",
-		e.Dir, bytesIEC(e.Free), bytesIEC(e.Reserve))
+		e.Dir, BytesIEC(e.Free), BytesIEC(e.Reserve))
 }
 
 func (e *SpaceError) Unwrap() error { return ErrDiskFull }
@@ -103,24 +102,6 @@ func (db *DB) ReadOnly() bool {
 	return db.readOnly
 }
 
-// upgradeLoop reopens a read-only store for writing once space is back and no
-// reader holds it.
-func (db *DB) upgradeLoop(every time.Duration) {
-	defer db.wg.Done()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-db.stop:
-			return
-		case <-t.C:
-			if db.tryUpgrade() {
-				return
-			}
-		}
-	}
-}
-
 // tryUpgrade reopens a read-only store for writing if space is back and no
 // reader holds it; it reports whether the store is writable now.
 func (db *DB) tryUpgrade() bool {
@@ -160,7 +141,7 @@ func (db *DB) reopenWritable() error {
 }
 
 // bytesIEC formats a byte count for people: 1.5 GiB, 300 MiB, 12 KiB.
-func bytesIEC(n uint64) string {
+func BytesIEC(n uint64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -186,49 +186,57 @@ func Open(opts Options) (*DB, error) {
 	}
 	db.bdb = bdb
 	if !opts.InMemory && opts.GCInterval > 0 {
-		db.wg.Add(1)
-		go db.gcLoop(opts.GCInterval)
+		db.every(opts.GCInterval, db.collectGarbage)
 	}
 	if db.readOnly {
-		db.wg.Add(1)
-		go db.upgradeLoop(30 * time.Second)
+		// Reopen for writing once space is back and no reader holds it.
+		db.every(30*time.Second, db.tryUpgrade)
 	}
 	if !opts.InMemory && !opts.SyncWrites && opts.SyncInterval > 0 {
-		db.wg.Add(1)
-		go db.syncLoop(opts.SyncInterval, opts.AfterSync)
+		db.every(opts.SyncInterval, func() bool { db.syncWritten(opts.AfterSync); return false })
 	}
 	return db, nil
 }
 
-// syncLoop fsyncs what was written, at most every interval (group commit).
-func (db *DB) syncLoop(every time.Duration, after func()) {
-	defer db.wg.Done()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-db.stop:
-			return
-		case <-t.C:
-			if !db.written.Swap(false) {
-				continue
-			}
-			if after == nil {
-				if err := db.Sync(); err != nil {
-					db.log.Error("periodic sync failed", "err", err)
+// every runs fn in a goroutine of the store every interval until the store
+// closes or fn reports that it is done; Close waits for it.
+func (db *DB) every(interval time.Duration, fn func() (done bool)) {
+	db.wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-db.stop:
+				return
+			case <-t.C:
+				if fn() {
+					return
 				}
-				continue
 			}
-			// Tests: hold everyone off, so what the hook sees on disk is
-			// exactly what the sync made durable.
-			db.mu.Lock()
-			if err := db.bdb.Sync(); err != nil {
-				db.log.Error("periodic sync failed", "err", err)
-			}
-			after()
-			db.mu.Unlock()
 		}
+	})
+}
+
+// syncWritten fsyncs what was written since the last time, if anything
+// (group commit).
+func (db *DB) syncWritten(after func()) {
+	if !db.written.Swap(false) {
+		return
 	}
+	if after == nil {
+		if err := db.Sync(); err != nil {
+			db.log.Error("periodic sync failed", "err", err)
+		}
+		return
+	}
+	// Tests: hold everyone off, so what the hook sees on disk is exactly
+	// what the sync made durable.
+	db.mu.Lock()
+	if err := db.bdb.Sync(); err != nil {
+		db.log.Error("periodic sync failed", "err", err)
+	}
+	after()
+	db.mu.Unlock()
 }
 
 // Sync makes everything committed so far durable (fsync of the value log and
@@ -315,35 +323,28 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-func (db *DB) gcLoop(every time.Duration) {
-	defer db.wg.Done()
-	t := time.NewTicker(every)
-	defer t.Stop()
+// collectGarbage rewrites value-log files while enough of them is garbage
+// (or until the store closes).
+func (db *DB) collectGarbage() bool {
+	n := 0
 	for {
 		select {
 		case <-db.stop:
-			return
-		case <-t.C:
-			n := 0
-			for {
-				select {
-				case <-db.stop:
-					return
-				default:
-				}
-				if err := db.runGC(); err != nil {
-					if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) && !errors.Is(err, ErrDiskFull) {
-						db.log.Warn("value log GC failed", "err", err)
-					}
-					break
-				}
-				n++
-			}
-			if n > 0 {
-				db.log.Info("value log GC rewrote files", "files", n)
-			}
+			return true
+		default:
 		}
+		if err := db.runGC(); err != nil {
+			if !errors.Is(err, badger.ErrNoRewrite) && !errors.Is(err, badger.ErrRejected) && !errors.Is(err, ErrDiskFull) {
+				db.log.Warn("value log GC failed", "err", err)
+			}
+			break
+		}
+		n++
 	}
+	if n > 0 {
+		db.log.Info("value log GC rewrote files", "files", n)
+	}
+	return false
 }
 
 // runGC rewrites one value-log file if enough of it is garbage; it needs

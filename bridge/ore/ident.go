@@ -57,17 +57,9 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 // when s is not a DOI.
 func normalizeDOI(s string, bare bool) string {
 	s = strings.TrimSpace(s)
-	rest, ok := "", false
-	for _, p := range [...]string{"https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "info:doi/", "doi:"} {
-		if rest, ok = cutPrefixFold(s, p); ok {
-			break
-		}
-	}
+	rest, ok := cutScheme(s, bare, "https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "info:doi/", "doi:")
 	if !ok {
-		if !bare {
-			return ""
-		}
-		rest = s
+		return ""
 	}
 	if dec, err := url.PathUnescape(rest); err == nil {
 		rest = dec
@@ -77,6 +69,17 @@ func normalizeDOI(s string, bare bool) string {
 		return ""
 	}
 	return "https://doi.org/" + escapePath(rest)
+}
+
+// cutScheme removes the first of the prefixes s starts with (ignoring case);
+// without one, s itself is the identifier when bare is true, else ok is false.
+func cutScheme(s string, bare bool, prefixes ...string) (rest string, ok bool) {
+	for _, p := range prefixes {
+		if rest, ok = cutPrefixFold(s, p); ok {
+			return rest, true
+		}
+	}
+	return s, bare
 }
 
 // validDOI checks the DOI syntax 10.NNNN[.NNNN…]/suffix with a non-empty suffix
@@ -94,17 +97,9 @@ func validDOI(d string) bool {
 // "" when s is not a Handle.
 func normalizeHandle(s string, bare bool) string {
 	s = strings.TrimSpace(s)
-	rest, ok := "", false
-	for _, p := range [...]string{"https://hdl.handle.net/", "http://hdl.handle.net/", "info:hdl/", "hdl:"} {
-		if rest, ok = cutPrefixFold(s, p); ok {
-			break
-		}
-	}
+	rest, ok := cutScheme(s, bare, "https://hdl.handle.net/", "http://hdl.handle.net/", "info:hdl/", "hdl:")
 	if !ok {
-		if !bare {
-			return ""
-		}
-		rest = s
+		return ""
 	}
 	if strings.HasPrefix(strings.ToLower(s), "http") {
 		// Drop a query (?locatt=…, ?noredirect) or fragment from the URL form.

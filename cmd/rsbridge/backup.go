@@ -59,7 +59,7 @@ func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *out != "-" {
-		fmt.Fprintf(stderr, "backup written to %s: %s in %s\n", *out, humanBytes(n), time.Since(began).Round(time.Millisecond))
+		fmt.Fprintf(stderr, "backup written to %s: %s in %s\n", *out, store.BytesIEC(uint64(n)), time.Since(began).Round(time.Millisecond))
 	}
 	return nil
 }
@@ -190,16 +190,4 @@ func cmdHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintln(stdout, "healthy")
 	return nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
