@@ -1,12 +1,14 @@
 package rsync
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Document is a parsed ResourceSync document, for destinations and tests.
@@ -29,20 +31,163 @@ func (d *Document) Link(rel string) string {
 
 // Parse reads a whole document. Elements are matched by namespace, never by
 // prefix; <loc> values are trimmed (real sources pad them with white space).
+//
+// The document is read into memory and parsed by parseFast, a scanner for the
+// XML that sitemaps are written in; what it does not handle (non-ASCII bytes,
+// CDATA sections, character references, DOCTYPEs, processing instructions,
+// anything malformed) it leaves to encoding/xml, from the start, so Parse
+// answers for every input exactly as encoding/xml does (FuzzParseFast).
 func Parse(r io.Reader) (*Document, error) {
+	b, err := readAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("rsync: %w", err)
+	}
+	if doc, ok, err := parseFast(b); ok {
+		return doc, err
+	}
+	return parseXML(bytes.NewReader(b))
+}
+
+// readAll reads r to its end. Unlike io.ReadAll, which doubles its buffer
+// (a 20 MB manifest cost as much to read as to parse), it reads into 1 MiB
+// chunks and copies them once into a buffer of the right size, or reads
+// straight into one when r knows its length (bytes.Reader, strings.Reader).
+func readAll(r io.Reader) ([]byte, error) {
+	if l, ok := r.(interface{ Len() int }); ok {
+		b := make([]byte, l.Len()+1) // +1: EOF is seen without growing
+		n, err := io.ReadFull(r, b)
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			return b[:n], nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rest, err := io.ReadAll(r) // it grew meanwhile
+		return append(b, rest...), err
+	}
+	var chunks [][]byte
+	total := 0
+	for {
+		c := make([]byte, 1<<20)
+		n, err := io.ReadFull(r, c)
+		chunks, total = append(chunks, c[:n]), total+n
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	b := make([]byte, 0, total)
+	for _, c := range chunks {
+		b = append(b, c...)
+	}
+	return b, nil
+}
+
+// builder turns a document's elements into a Document; parseXML and
+// parseFast feed it the same events for the same input.
+type builder struct {
+	doc              Document
+	cur              *Entry
+	text             []byte
+	inLoc, inLastmod bool
+	depth            int
+}
+
+// start is an element's start; attrs are only needed for rs:md and rs:ln.
+func (p *builder) start(space, local string, attrs []xml.Attr) error {
+	p.depth++
+	switch {
+	case p.depth == 1:
+		if space != SitemapNS || (local != "urlset" && local != "sitemapindex") {
+			return fmt.Errorf("rsync: root element {%s}%s is not a sitemap", space, local)
+		}
+		p.doc.Index = local == "sitemapindex"
+	case space == RSNS && local == "md":
+		m, err := parseMD(attrs)
+		if err != nil {
+			return err
+		}
+		if p.cur != nil {
+			p.cur.MD = &m
+		} else {
+			p.doc.MD = m
+		}
+	case space == RSNS && local == "ln":
+		l, err := parseLink(attrs)
+		if err != nil {
+			return err
+		}
+		if p.cur != nil {
+			p.cur.Links = append(p.cur.Links, l)
+		} else {
+			p.doc.Links = append(p.doc.Links, l)
+		}
+	case space == SitemapNS && p.depth == 2 && (local == "url" || local == "sitemap"):
+		p.cur = &Entry{}
+	case space == SitemapNS && local == "loc":
+		p.inLoc = true
+		p.text = p.text[:0]
+	case space == SitemapNS && local == "lastmod":
+		p.inLastmod = true
+		p.text = p.text[:0]
+	}
+	return nil
+}
+
+// chars is character data (decoded).
+func (p *builder) chars(t []byte) {
+	if p.inLoc || p.inLastmod {
+		p.text = append(p.text, t...)
+	}
+}
+
+func (p *builder) end(local string) error {
+	p.depth--
+	switch {
+	case p.inLoc && local == "loc":
+		p.inLoc = false
+		if p.cur != nil {
+			p.cur.Loc = string(bytes.TrimSpace(p.text))
+		}
+	case p.inLastmod && local == "lastmod":
+		p.inLastmod = false
+		if p.cur != nil {
+			v, err := ParseTime(string(p.text))
+			if err != nil {
+				return err
+			}
+			p.cur.LastMod = v
+		}
+	case p.cur != nil && p.depth == 1:
+		if p.cur.Loc == "" {
+			return fmt.Errorf("rsync: entry without <loc>")
+		}
+		p.doc.Entries = append(p.doc.Entries, *p.cur)
+		p.cur = nil
+	}
+	return nil
+}
+
+func (p *builder) finish() (*Document, error) {
+	if p.depth != 0 || (p.doc.MD == MD{} && len(p.doc.Entries) == 0) {
+		return nil, fmt.Errorf("rsync: incomplete document")
+	}
+	return &p.doc, nil
+}
+
+// parseXML parses with encoding/xml.
+func parseXML(r io.Reader) (*Document, error) {
 	d := xml.NewDecoder(r)
-	doc := &Document{}
-	var cur *Entry
-	var text strings.Builder
-	inLoc, inLastmod := false, false
-	depth := 0
+	var p builder
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
-			if depth != 0 || (doc.MD == MD{} && len(doc.Entries) == 0) {
-				return nil, fmt.Errorf("rsync: incomplete document")
-			}
-			return doc, nil
+			return p.finish()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("rsync: %w", err)
@@ -53,69 +198,14 @@ func Parse(r io.Reader) (*Document, error) {
 				return nil, fmt.Errorf("rsync: XML declaration not at the start of the document")
 			}
 		case xml.StartElement:
-			depth++
-			switch {
-			case depth == 1:
-				if t.Name.Space != SitemapNS || (t.Name.Local != "urlset" && t.Name.Local != "sitemapindex") {
-					return nil, fmt.Errorf("rsync: root element {%s}%s is not a sitemap", t.Name.Space, t.Name.Local)
-				}
-				doc.Index = t.Name.Local == "sitemapindex"
-			case t.Name.Space == RSNS && t.Name.Local == "md":
-				m, err := parseMD(t.Attr)
-				if err != nil {
-					return nil, err
-				}
-				if cur != nil {
-					cur.MD = &m
-				} else {
-					doc.MD = m
-				}
-			case t.Name.Space == RSNS && t.Name.Local == "ln":
-				l, err := parseLink(t.Attr)
-				if err != nil {
-					return nil, err
-				}
-				if cur != nil {
-					cur.Links = append(cur.Links, l)
-				} else {
-					doc.Links = append(doc.Links, l)
-				}
-			case t.Name.Space == SitemapNS && depth == 2 && (t.Name.Local == "url" || t.Name.Local == "sitemap"):
-				cur = &Entry{}
-			case t.Name.Space == SitemapNS && t.Name.Local == "loc":
-				inLoc = true
-				text.Reset()
-			case t.Name.Space == SitemapNS && t.Name.Local == "lastmod":
-				inLastmod = true
-				text.Reset()
+			if err := p.start(t.Name.Space, t.Name.Local, t.Attr); err != nil {
+				return nil, err
 			}
 		case xml.CharData:
-			if inLoc || inLastmod {
-				text.Write(t)
-			}
+			p.chars(t)
 		case xml.EndElement:
-			depth--
-			switch {
-			case inLoc && t.Name.Local == "loc":
-				inLoc = false
-				if cur != nil {
-					cur.Loc = strings.TrimSpace(text.String())
-				}
-			case inLastmod && t.Name.Local == "lastmod":
-				inLastmod = false
-				if cur != nil {
-					v, err := ParseTime(text.String())
-					if err != nil {
-						return nil, err
-					}
-					cur.LastMod = v
-				}
-			case cur != nil && depth == 1:
-				if cur.Loc == "" {
-					return nil, fmt.Errorf("rsync: entry without <loc>")
-				}
-				doc.Entries = append(doc.Entries, *cur)
-				cur = nil
+			if err := p.end(t.Name.Local); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -158,7 +248,7 @@ func parseMD(attrs []xml.Attr) (MD, error) {
 		case "datetime":
 			m.DateTime, err = ParseTime(a.Value)
 		case "hash":
-			m.Hash = strings.Join(strings.Fields(a.Value), " ")
+			m.Hash = normalizeSpace(a.Value)
 		case "length":
 			m.Length, err = strconv.ParseInt(strings.TrimSpace(a.Value), 10, 64)
 			m.HasLength = true
@@ -207,6 +297,26 @@ func parseLink(attrs []xml.Attr) (Link, error) {
 		}
 	}
 	return l, nil
+}
+
+// normalizeSpace collapses runs of white space to one space and trims the
+// ends, without allocating when s is already so.
+func normalizeSpace(s string) string {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ':
+			if i == 0 || i == len(s)-1 || s[i+1] == ' ' || s[i+1] == '\t' || s[i+1] == '\n' || s[i+1] == '\r' {
+				return strings.Join(strings.Fields(s), " ")
+			}
+		case '\t', '\n', '\r', '\v', '\f':
+			return strings.Join(strings.Fields(s), " ")
+		default:
+			if s[i] >= utf8.RuneSelf {
+				return strings.Join(strings.Fields(s), " ")
+			}
+		}
+	}
+	return s
 }
 
 // HashValue returns the hex digest for an algorithm ("md5", "sha-256") from a
