@@ -57,17 +57,32 @@ func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // ReadFrom keeps sendfile for files (the document cache, dump packages):
 // it copies 8 MiB at a time through the connection's own ReadFrom, pushing
-// the deadline back before each.
+// the deadline back before each. http.ServeContent hands it the file inside
+// an io.LimitedReader; that one is unwrapped, since the connection sends a
+// file with sendfile only when it is at most one LimitedReader deep.
 func (w *idleWriter) ReadFrom(r io.Reader) (int64, error) {
+	src, left := r, int64(-1) // -1: to EOF
+	if lr, ok := r.(*io.LimitedReader); ok {
+		src, left = lr.R, lr.N
+		defer func() { lr.N = left }()
+	}
 	var total int64
-	for {
+	for left != 0 {
+		chunk := int64(8 << 20)
+		if left > 0 {
+			chunk = min(chunk, left)
+		}
 		w.rc.SetWriteDeadline(time.Now().Add(w.idle))
-		n, err := io.Copy(w.ResponseWriter, io.LimitReader(r, 8<<20))
+		n, err := io.Copy(w.ResponseWriter, &io.LimitedReader{R: src, N: chunk})
 		total += n
-		if err != nil || n < 8<<20 {
+		if left > 0 {
+			left -= n
+		}
+		if err != nil || n < chunk {
 			return total, err
 		}
 	}
+	return total, nil
 }
 
 // clientGone reports an error that means the client went away or stopped

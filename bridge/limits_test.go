@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -206,5 +208,71 @@ func TestRequestHardening(t *testing.T) {
 	long := "/" + strings.Repeat("p", 100<<10)
 	if code, body := get(srv.URL + long); code != 404 || len(body) > 2048 {
 		t.Errorf("a 100 KB path: %d with a %d-byte body", code, len(body))
+	}
+}
+
+// fileReadFrom records what the connection's ReadFrom is handed: sendfile
+// happens only for a file at most one io.LimitedReader deep.
+type fileReadFrom struct {
+	http.ResponseWriter
+	got           bytes.Buffer
+	calls, direct int
+}
+
+func (f *fileReadFrom) ReadFrom(r io.Reader) (int64, error) {
+	f.calls++
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if _, ok := lr.R.(*os.File); ok {
+			f.direct++
+		}
+	}
+	return f.got.ReadFrom(r)
+}
+
+func TestIdleWriterReadFromKeepsSendfile(t *testing.T) {
+	content := bytes.Repeat([]byte("0123456789abcdef"), (20<<20)/16+3) // 20 MiB + 48 B
+	path := filepath.Join(t.TempDir(), "package.zip")
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		limit int64 // -1: the file itself, no LimitedReader
+	}{
+		{"ServeContent's range", int64(len(content)) - 5},
+		{"limit past the end", int64(len(content)) + 100},
+		{"empty range", 0},
+		{"whole file", -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Seek(3, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			want := content[3:]
+			var r io.Reader = f
+			lr := &io.LimitedReader{R: f, N: c.limit}
+			if c.limit >= 0 {
+				r = lr
+				want = want[:min(int64(len(want)), c.limit)]
+			}
+			inner := &fileReadFrom{ResponseWriter: httptest.NewRecorder()}
+			w := &idleWriter{ResponseWriter: inner, rc: http.NewResponseController(inner), idle: time.Second}
+			n, err := w.ReadFrom(r)
+			if err != nil || n != int64(len(want)) || !bytes.Equal(inner.got.Bytes(), want) {
+				t.Fatalf("ReadFrom: %d bytes, %v; want %d bytes, equal", n, err, len(want))
+			}
+			if c.limit >= 0 && lr.N != c.limit-n {
+				t.Errorf("LimitedReader left at %d, want %d", lr.N, c.limit-n)
+			}
+			// 8 MiB a time; every call is a file one LimitedReader deep.
+			if wantCalls := (len(want) + 8<<20) / (8 << 20); len(want) > 0 && (inner.calls < wantCalls-1 || inner.direct != inner.calls) {
+				t.Errorf("%d ReadFrom calls, %d of them with the file one LimitedReader deep", inner.calls, inner.direct)
+			}
+		})
 	}
 }
