@@ -432,8 +432,11 @@ func (f *fastParser) comment(i int) (int, bool) {
 
 // declaration accepts the usual XML declarations at the very start.
 func (f *fastParser) declaration(i int) (int, bool) {
+	if i != 0 {
+		return 0, false
+	}
 	end := bytes.Index(f.b, []byte("?>"))
-	if i != 0 || end < 0 {
+	if end < 0 {
 		return 0, false
 	}
 	switch string(f.b[:end+2]) {
