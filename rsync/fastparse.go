@@ -51,6 +51,11 @@ type fastParser struct {
 
 type nsBinding struct{ prefix, url string }
 
+// maxBindings bounds the declarations in scope: lookup walks them, and a
+// document that nests thousands (no sitemap does) is left to encoding/xml's
+// map rather than walked for every element.
+const maxBindings = 64
+
 type openElem struct {
 	name []byte // as written, prefix included
 	ns   int    // len(ns) before the element's declarations
@@ -320,6 +325,9 @@ func (f *fastParser) startTag(i int) (int, bool, error) {
 			return 0, false, nil
 		}
 		f.ns = append(f.ns, nsBinding{prefix, string(v)})
+	}
+	if len(f.ns) > maxBindings {
+		return 0, false, nil
 	}
 	space := f.lookup(prefix)
 	f.open = append(f.open, openElem{name: raw, ns: nsBefore})

@@ -124,6 +124,8 @@ func TestParseFastCases(t *testing.T) {
 		{"default namespace undeclared", doc(`<url><loc xmlns="">http://a</loc><loc>http://b</loc></url>`), true},
 		{"duplicate attributes", doc(`<url><loc>http://a</loc><rs:md length="1" length="2"/></url>`), true},
 		{"name at the end", doc("") + "<url", false},
+		{"many declarations in scope", doc(`<url><loc>http://a</loc>` + strings.Repeat(`<x xmlns:a="urn:a">`, maxBindings) + strings.Repeat(`</x>`, maxBindings) + `</url>`), false},
+		{"declarations in scope up to the bound", doc(`<url><loc>http://a</loc>` + strings.Repeat(`<x xmlns:a="urn:a">`, maxBindings-3) + strings.Repeat(`</x>`, maxBindings-3) + `</url>`), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := sameAsXML(t, []byte(c.in)); got != c.fast {
