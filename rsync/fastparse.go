@@ -3,6 +3,7 @@ package rsync
 import (
 	"bytes"
 	"encoding/xml"
+	"strings"
 )
 
 // parseFast parses the XML that sitemaps are written in, in memory, without
@@ -23,8 +24,9 @@ import (
 //     name='value' with no '<' in the value; end tags naming the element
 //     they close, prefix included;
 //   - references: the five predefined entities only;
-//   - comments; an XML declaration only at the very start and in one of the
-//     usual forms; no other processing instruction, CDATA section or DOCTYPE;
+//   - comments and processing instructions (an xml-stylesheet, say); the XML
+//     declaration only at the very start, in the usual forms (version 1.0,
+//     UTF-8, standalone); no CDATA section or DOCTYPE;
 //   - namespaces: declarations and lookups as encoding/xml does them, except
 //     that a prefix declared empty, or a declaration of the xml or xmlns
 //     prefix, gives up;
@@ -124,7 +126,7 @@ func (f *fastParser) parse() (*Document, bool, error) {
 		case '!':
 			i, ok = f.comment(i)
 		case '?':
-			i, ok = f.declaration(i)
+			i, ok = f.procInst(i)
 		default:
 			if rooted && len(f.open) == 0 {
 				return nil, false, nil // a second root element
@@ -438,22 +440,64 @@ func (f *fastParser) comment(i int) (int, bool) {
 	return 0, false
 }
 
-// declaration accepts the usual XML declarations at the very start.
-func (f *fastParser) declaration(i int) (int, bool) {
-	if i != 0 {
+// procInst skips a processing instruction at i (an xml-stylesheet, say),
+// which the builder ignores, or the XML declaration, which must be the very
+// first thing and say what encoding/xml accepts without a CharsetReader.
+func (f *fastParser) procInst(i int) (int, bool) {
+	b := f.b
+	prefix, target, j, ok := f.name(i + 2)
+	if !ok || prefix != nil || byteClasses[b[j]] != cSpace && b[j] != '?' {
 		return 0, false
 	}
-	end := bytes.Index(f.b, []byte("?>"))
+	end := bytes.Index(b[j:], []byte("?>"))
 	if end < 0 {
 		return 0, false
 	}
-	switch string(f.b[:end+2]) {
-	case `<?xml version="1.0" encoding="UTF-8"?>`, `<?xml version="1.0" encoding="utf-8"?>`,
-		`<?xml version='1.0' encoding='UTF-8'?>`, `<?xml version='1.0' encoding='utf-8'?>`,
-		`<?xml version="1.0"?>`, `<?xml version='1.0'?>`:
-		return end + 2, true
+	content := b[j : j+end]
+	for _, c := range content {
+		if byteClasses[c] == cBad {
+			return 0, false
+		}
 	}
-	return 0, false
+	if string(target) == "xml" {
+		// encoding/xml's Inst starts after the white space that follows the
+		// target; Parse checks the declaration ends where one space would put
+		// it. One space, then only the usual pseudo-attributes.
+		if i != 0 || len(content) < 2 || content[0] != ' ' || !plainDeclaration(content[1:]) {
+			return 0, false
+		}
+	}
+	return j + end + 2, true
+}
+
+// plainDeclaration reports whether s (a declaration's content) is
+// version="1.0", then optionally encoding="UTF-8" (any case) and
+// standalone="yes" or "no", one space apart, either quotes: forms for which
+// encoding/xml's lenient reading gives version 1.0 and UTF-8.
+func plainDeclaration(s []byte) bool {
+	parts := bytes.Split(s, []byte(" "))
+	want := []string{"version", "encoding", "standalone"}
+	for k, part := range parts {
+		name, value, ok := bytes.Cut(part, []byte("="))
+		if !ok || len(value) < 2 || value[0] != '"' && value[0] != '\'' || value[len(value)-1] != value[0] {
+			return false
+		}
+		for len(want) > 0 && want[0] != string(name) && want[0] != "version" {
+			want = want[1:] // encoding and standalone are optional
+		}
+		if len(want) == 0 || want[0] != string(name) {
+			return false
+		}
+		v := string(value[1 : len(value)-1])
+		switch {
+		case name[0] == 'v' && (k != 0 || v != "1.0"),
+			name[0] == 'e' && !strings.EqualFold(v, "utf-8"),
+			name[0] == 's' && v != "yes" && v != "no":
+			return false
+		}
+		want = want[1:]
+	}
+	return true
 }
 
 // internName returns the names sitemaps use without allocating.
