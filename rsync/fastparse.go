@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"strings"
+	"unicode/utf8"
 )
 
 // parseFast parses the XML that sitemaps are written in, in memory, without
@@ -17,9 +18,11 @@ import (
 // that whatever it accepts encoding/xml accepts the same way and whatever
 // encoding/xml rejects it rejects or gives up on:
 //
-//   - bytes: printable ASCII, tab and line feed only (so no carriage returns
-//     to normalise, no UTF-8 to check and no names outside ASCII);
+//   - bytes: printable ASCII, tab, line feed and UTF-8 characters in the Char
+//     production (checked as encoding/xml checks them); no carriage returns
+//     (nothing to normalise) and no other control bytes;
 //   - names: ASCII names, at most one colon and not at either end;
+//     a byte >= 0x80 in a name gives up;
 //   - tags: attributes separated by white space, each name="value" or
 //     name='value' with no '<' in the value; end tags naming the element
 //     they close, prefix included;
@@ -72,13 +75,14 @@ const xmlNS = "http://www.w3.org/XML/1998/namespace"
 
 // byteClasses has a class for every byte value: 'n' a name byte
 // (encoding/xml's isNameByte), 's' white space (' ', '\t', '\n'), '<', '&',
-// ']', 'x' for the bytes parseFast leaves to encoding/xml (other control bytes,
-// '\r', and every byte >= 0x80), 'p' for the rest. TestByteClasses checks it.
+// ']', 'u' for the bytes of UTF-8 sequences (>= 0x80), 'x' for the bytes
+// parseFast leaves to encoding/xml (other control bytes and '\r'), 'p' for the
+// rest. TestByteClasses checks it.
 const byteClasses = "" +
 	"xxxxxxxxxssxxxxxxxxxxxxxxxxxxxxxsppppp&ppppppnnpnnnnnnnnnnnp<ppp" +
 	"pnnnnnnnnnnnnnnnnnnnnnnnnnnpp]pnpnnnnnnnnnnnnnnnnnnnnnnnnnnppppp" +
-	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" +
-	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	"uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu" +
+	"uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu"
 
 const (
 	cName    = 'n'
@@ -87,7 +91,19 @@ const (
 	cAmp     = '&'
 	cBracket = ']'
 	cBad     = 'x'
+	cUTF8    = 'u'
 )
+
+// char is the length of the character at b[i:], a byte >= 0x80, when it is
+// valid UTF-8 and in XML's Char production (encoding/xml checks both in text
+// and attribute values), or 0.
+func char(b []byte, i int) int {
+	r, n := utf8.DecodeRune(b[i:])
+	if r == utf8.RuneError && n == 1 || r > 0xD7FF && r < 0xE000 || r == 0xFFFE || r == 0xFFFF {
+		return 0
+	}
+	return n
+}
 
 func (f *fastParser) parse() (*Document, bool, error) {
 	b := f.b
@@ -159,6 +175,12 @@ func (f *fastParser) scanText(i int) (end int, amp, ok bool) {
 			if i+2 < len(b) && b[i+1] == ']' && b[i+2] == '>' {
 				return 0, false, false
 			}
+		case cUTF8:
+			n := char(b, i)
+			if n == 0 {
+				return 0, false, false
+			}
+			i += n - 1
 		case cBad:
 			return 0, false, false
 		}
@@ -299,6 +321,12 @@ func (f *fastParser) startTag(i int) (int, bool, error) {
 				return 0, false, nil
 			case cAmp:
 				a.amp = true
+			case cUTF8:
+				n := char(b, k)
+				if n == 0 {
+					return 0, false, nil
+				}
+				k += n - 1
 			}
 		}
 		if k >= len(b) {
@@ -425,19 +453,33 @@ func (f *fastParser) comment(i int) (int, bool) {
 	if !bytes.HasPrefix(b[i:], []byte("<!--")) {
 		return 0, false
 	}
-	for k := i + 4; k+1 < len(b); k++ {
-		c := b[k]
-		if byteClasses[c] == cBad {
-			return 0, false
-		}
-		if c == '-' && b[k+1] == '-' {
+	for k := i + 4; k+1 < len(b); {
+		if b[k] == '-' && b[k+1] == '-' {
 			if k+2 < len(b) && b[k+2] == '>' {
 				return k + 3, true
 			}
 			return 0, false
 		}
+		n := plainChar(b, k)
+		if n == 0 {
+			return 0, false
+		}
+		k += n
 	}
 	return 0, false
+}
+
+// plainChar is the length of the character at b[i:] if parseFast takes it
+// in a comment or processing instruction (where encoding/xml checks nothing;
+// parseFast is stricter), or 0.
+func plainChar(b []byte, i int) int {
+	switch byteClasses[b[i]] {
+	case cBad:
+		return 0
+	case cUTF8:
+		return char(b, i)
+	}
+	return 1
 }
 
 // procInst skips a processing instruction at i (an xml-stylesheet, say),
@@ -454,10 +496,12 @@ func (f *fastParser) procInst(i int) (int, bool) {
 		return 0, false
 	}
 	content := b[j : j+end]
-	for _, c := range content {
-		if byteClasses[c] == cBad {
+	for k := 0; k < len(content); {
+		n := plainChar(content, k)
+		if n == 0 {
 			return 0, false
 		}
+		k += n
 	}
 	if string(target) == "xml" {
 		// encoding/xml's Inst starts after the white space that follows the

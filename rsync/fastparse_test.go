@@ -15,7 +15,9 @@ func TestByteClasses(t *testing.T) {
 	for c := 0; c < 256; c++ {
 		var want byte = 'p'
 		switch {
-		case c >= 0x80 || c < 0x20 && c != '\t' && c != '\n':
+		case c >= 0x80:
+			want = cUTF8
+		case c < 0x20 && c != '\t' && c != '\n':
 			want = cBad
 		case c == ' ' || c == '\t' || c == '\n':
 			want = cSpace
@@ -97,7 +99,17 @@ func TestParseFastCases(t *testing.T) {
 		{"bad lastmod", doc(`<url><loc>http://a</loc><lastmod>yesterday</lastmod></url>`), true},
 		{"empty", ``, false},
 		{"only white space", " \n", false},
-		{"non-ASCII", doc(`<url><loc>http://a/日本</loc></url>`), false},
+		{"non-ASCII", doc(`<url><loc>http://a/日本</loc><rs:md path="/日本.xml" type="text/xml; charset=ü"/></url>`), true},
+		{"non-ASCII white space around loc", doc("<url><loc>\u00a0http://a/\u0085</loc></url>"), true},
+		{"non-ASCII in a comment and a PI", doc(`<!-- 日本 --><?pi 日本?><url><loc>http://a</loc></url>`), true},
+		{"4-byte character", doc("<url><loc>http://a/\U0001F600</loc></url>"), true},
+		{"non-ASCII name", doc(`<url><loc>http://a</loc><日本/></url>`), false},
+		{"invalid UTF-8", doc("<url><loc>http://a/\xff</loc></url>"), false},
+		{"truncated UTF-8 at the end", doc("") + "\xe6\x97", false},
+		{"invalid UTF-8 in an attribute", doc("<url><loc>http://a</loc><rs:md path=\"\xc3\"/></url>"), false},
+		{"invalid UTF-8 in a comment", doc("<!-- \xff -->"), false},
+		{"U+FFFE", doc("<url><loc>http://a/\ufffe</loc></url>"), false},
+		{"encoded surrogate", doc("<url><loc>http://a/\xed\xa0\x80</loc></url>"), false},
 		{"character reference", doc(`<url><loc>http://a/&#41;</loc></url>`), false},
 		{"unknown entity", doc(`<url><loc>http://a/&nbsp;</loc></url>`), false},
 		{"unterminated entity", doc(`<url><loc>http://a/&amp</loc></url>`), false},
@@ -109,7 +121,8 @@ func TestParseFastCases(t *testing.T) {
 		{"processing instruction", doc(`<?pi x?>`), true},
 		{"stylesheet", `<?xml version='1.0' encoding='UTF-8'?>` + "\n" + `<?xml-stylesheet type='text/xsl' href='/sitemap.xsl'?>` + "\n" + doc(""), true},
 		{"processing instruction without content", doc(`<?pi?><?pi ?>`), true},
-		{"processing instruction, non-ASCII", doc(`<?pi 日本?>`), false},
+		{"processing instruction, non-ASCII", doc(`<?pi 日本?>`), true},
+		{"processing instruction, invalid UTF-8", doc("<?pi \xff?>"), false},
 		{"processing instruction, no target", doc(`<? x?>`), false},
 		{"declaration standalone", `<?xml version="1.0" encoding="utf-8" standalone="yes"?>` + doc(""), true},
 		{"declaration standalone without encoding", `<?xml version="1.0" standalone='no'?>` + doc(""), true},
