@@ -33,10 +33,10 @@ func (d *Document) Link(rel string) string {
 // prefix; <loc> values are trimmed (real sources pad them with white space).
 //
 // The document is read into memory and parsed by parseFast, a scanner for the
-// XML that sitemaps are written in; what it does not handle (non-ASCII bytes,
-// CDATA sections, character references, DOCTYPEs, processing instructions,
-// anything malformed) it leaves to encoding/xml, from the start, so Parse
-// answers for every input exactly as encoding/xml does (FuzzParseFast).
+// XML that sitemaps are written in; what it does not handle (CDATA sections,
+// character references, DOCTYPEs, carriage returns, non-ASCII names, anything
+// malformed) it leaves to encoding/xml, from the start, so Parse answers for
+// every input exactly as encoding/xml does (FuzzParse checks it).
 func Parse(r io.Reader) (*Document, error) {
 	b, err := readAll(r)
 	if err != nil {
