@@ -2,11 +2,15 @@ package bridge
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rsbridge/rsbridge/rsync"
@@ -124,33 +128,115 @@ type alternate struct {
 	live   *store.LiveCursor
 }
 
-// resourceList serves the whole Resource List when it fits one page, otherwise a
-// Resource List Index whose pages start at given identifiers, so a page stays the
-// same run of records however the store grows while a client walks the index.
+// resourceList serves the whole Resource List when it fits one document,
+// otherwise a Resource List Index whose pages are key ranges: each page URL
+// names its first identifier and the next page's, so the pages of an index
+// partition the identifiers, and a page lists exactly the records live in its
+// range when it is read. A record created, deleted or moved while a
+// destination walks the index changes one page only; no live record falls
+// between two pages and none is on two.
+//
+// The index's at is its snapshot's horizon; it has no completed, since its
+// pages are read later, each with its own at and completed.
 func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, rs resourceSet) {
-	at := s.now().UTC()
 	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
 		v, err := s.version(snap, rs)
 		key := fmt.Sprintf("resourcelist|%s|%d", rs.path(), v)
-		return key, "no-cache", at, func(w io.Writer) error {
-			var starts []string
-			count, err := snap.Pages(rs.repo.Name, rs.prefix, rs.set, s.limit, func(_ int, first string) error {
-				starts = append(starts, first)
-				return nil
-			})
+		return key, "no-cache", snap.At(), func(w io.Writer) error {
+			cut, err := s.cutPages(snap, rs)
 			if err != nil {
 				return err
 			}
-			if count <= s.limit {
-				return s.writeResources(w, snap, rs, at, "", s.limit, false)
+			if cut.single(s.limit) {
+				return s.writeResources(w, snap, rs, "", "", false)
 			}
-			d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ResourceList, At: at, Completed: at}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
-			for i, first := range starts {
-				d.Write(rsync.Entry{Loc: rs.resourceListPage(i+1, first)})
+			d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ResourceList, At: snap.At()}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
+			for i := range cut.starts {
+				start, end := cut.page(i)
+				d.Write(rsync.Entry{Loc: rs.resourceListPage(i+1, start, end)})
 			}
 			return d.Close()
 		}, err
 	})
+}
+
+// docRoom is what a Resource List needs beside its entries: the XML
+// declaration, the root element with its namespaces, rs:md and links.
+const docRoom = 4 << 10
+
+// pageCut is how a set's live records fall into Resource List pages: each
+// page starts at starts[i] and ends where the next begins.
+type pageCut struct {
+	starts []string
+	count  int
+	bytes  int64 // the entries' size bound, all pages
+}
+
+// single reports whether the records fit one Resource List.
+func (c pageCut) single(limit int) bool {
+	return c.count <= limit && c.bytes+docRoom <= rsync.MaxBytes
+}
+
+// page returns page i's range: the first page starts at the beginning, the
+// last has no end.
+func (c pageCut) page(i int) (start, end string) {
+	if i > 0 {
+		start = c.starts[i]
+	}
+	if i+1 < len(c.starts) {
+		end = c.starts[i+1]
+	}
+	return start, end
+}
+
+// cutPages cuts the set's live records into pages of at most page_limit
+// records and a tenth below the sitemap limits (45,000 entries, 45 MiB by the
+// entry size bound), which leaves room for records created in a page's range
+// while a destination walks the index.
+func (s *Server) cutPages(snap *store.Snap, rs resourceSet) (pageCut, error) {
+	maxN, maxB := min(s.limit, rsync.MaxEntries*9/10), int64(rsync.MaxBytes*9/10)
+	size := s.entryBound(rs)
+	var c pageCut
+	var n int
+	var b int64
+	err := snap.Resources(rs.repo.Name, rs.prefix, rs.set, "", "", math.MaxInt, func(rec *store.Record) error {
+		e := size(rec)
+		if len(c.starts) == 0 || n >= maxN || b+e > maxB {
+			c.starts = append(c.starts, rec.Identifier)
+			n, b = 0, 0
+		}
+		n++
+		b += e
+		c.count++
+		c.bytes += e
+		return nil
+	})
+	return c, err
+}
+
+// entryBound returns an upper bound of the bytes resourceEntry writes for a
+// record, from its identifier and landing page alone: the entry of an empty
+// identifier with the widest times, length and hashes and every alternate
+// format, plus what the identifier adds to each URL that carries it and the
+// landing page's href.
+func (s *Server) entryBound(rs resourceSet) func(*store.Record) int64 {
+	widest := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	probe := &store.Record{Modified: widest, Datestamp: widest, Length: math.MaxInt64,
+		MD5: strings.Repeat("0", 32), SHA256: strings.Repeat("0", 64), Landing: "x"}
+	e := s.resourceEntry(rs, getRecordURL(rs.repo.BaseURL, rs.prefix), nil, probe)
+	alternates := int64(0)
+	for _, p := range rs.repo.MetadataPrefixes {
+		if p != rs.prefix {
+			e.Links = append(e.Links, rsync.Link{Rel: "alternate", Href: rs.resourceIn(p, ""), Type: xmlType})
+			alternates++
+		}
+	}
+	fixed := rsync.EntrySize(e) - 1 // less the probe's landing
+	segments := 2 + alternates      // loc, the alternates, collection
+	return func(rec *store.Record) int64 {
+		id := rec.Identifier
+		return fixed + segments*int64(rsync.EscapedLen(segment(id))) + int64(rsync.EscapedLen(url.QueryEscape(id))) + int64(rsync.EscapedLen(rec.Landing))
+	}
 }
 
 // version is what the documents of a set are computed from: the Version of
@@ -222,12 +308,14 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, started bool, er
 	s.fail(w, r, err)
 }
 
-func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, at time.Time, start string, limit int, inIndex bool) error {
+// writeResources writes a Resource List, or a page of an index: the live
+// records in [start, end) ("" = unbounded), as they are at the snapshot.
+func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, start, end string, inIndex bool) error {
 	links := []rsync.Link{{Rel: "up", Href: rs.capabilityList()}}
 	if inIndex {
 		links = append(links, rsync.Link{Rel: "index", Href: rs.resourceList()})
 	}
-	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ResourceList, At: at, Completed: at}, links...)
+	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ResourceList, At: snap.At(), Completed: snap.Now()}, links...)
 	via := getRecordURL(rs.repo.BaseURL, rs.prefix)
 	var others []alternate
 	for _, p := range rs.repo.MetadataPrefixes {
@@ -237,7 +325,7 @@ func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, a
 			others = append(others, alternate{prefix: p, live: c})
 		}
 	}
-	err := snap.Resources(rs.repo.Name, rs.prefix, rs.set, start, limit, func(rec *store.Record) error {
+	err := snap.Resources(rs.repo.Name, rs.prefix, rs.set, start, end, math.MaxInt, func(rec *store.Record) error {
 		return d.Write(s.resourceEntry(rs, via, others, rec))
 	})
 	if err != nil {
@@ -246,55 +334,79 @@ func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, a
 	return d.Close()
 }
 
-// resourceListPage serves one page of a Resource List Index. The start
-// parameter names its first identifier; without it the page is found by
-// counting.
+// pageRange reads a page's range from its URL: start and end, each optional
+// (the first page has no start, the last no end).
+func pageRange(q url.Values) (start, end string, ok bool, err error) {
+	for _, k := range []string{"start", "end"} {
+		v, has := q[k]
+		if !has {
+			continue
+		}
+		if len(v) != 1 || !validIdentifier(v[0]) {
+			return "", "", false, fmt.Errorf("%s must be one identifier, as the Resource List Index gives it", k)
+		}
+		ok = true
+		if k == "start" {
+			start = v[0]
+		} else {
+			end = v[0]
+		}
+	}
+	if end != "" && start >= end {
+		return "", "", false, errors.New("a page's start must come before its end")
+	}
+	return start, end, ok, nil
+}
+
+// resourceListPage serves one page of a Resource List Index: the live
+// records in the range its URL names. Without a range the page is found by
+// cutting the set as the index does now. A range that has grown past what a
+// sitemap may hold since the index was read answers 409: the destination
+// reads the index again, which cuts the range anew. Nothing is dropped.
 func (s *Server) resourceListPage(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	n, err := strconv.Atoi(vars(r)["page"])
 	if err != nil || n < 1 {
 		httpError(w, http.StatusNotFound, "no such page")
 		return
 	}
-	start, ok := r.URL.Query()["start"]
-	if ok && (len(start) != 1 || !validIdentifier(start[0])) {
-		httpError(w, http.StatusBadRequest, "start must be one identifier, as the Resource List Index gives it")
+	start, end, ranged, err := pageRange(r.URL.Query())
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	at := s.now().UTC()
 	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
 		v, err := s.version(snap, rs)
 		if err != nil {
-			return "", "", at, nil, err
+			return "", "", time.Time{}, nil, err
 		}
-		first := ""
-		if ok {
-			// Pages start at identifiers the store knows (live or deleted, so
-			// a page whose first record was deleted meanwhile still works);
-			// any other value is not a page.
-			first = start[0]
-			if rec, err := snap.Record(rs.repo.Name, rs.prefix, first); err != nil {
-				return "", "", at, nil, err
-			} else if rec == nil {
-				httpError(w, http.StatusNotFound, fmt.Sprintf("no resource list page starts at %q; read %s again", clip(first, 200), rs.resourceList()))
-				return "", "", at, nil, nil
+		if !ranged {
+			cut, err := s.cutPages(snap, rs)
+			if err != nil {
+				return "", "", time.Time{}, nil, err
 			}
-		} else {
-			found := false
-			if _, err := snap.Pages(rs.repo.Name, rs.prefix, rs.set, s.limit, func(i int, id string) error {
-				if i == n {
-					first, found = id, true
-				}
-				return nil
-			}); err != nil {
-				return "", "", at, nil, err
+			if n > len(cut.starts) && n > 1 {
+				httpError(w, http.StatusNotFound, fmt.Sprintf("resource list page %d does not exist; see %s", n, rs.resourceList()))
+				return "", "", time.Time{}, nil, nil
 			}
-			if !found && n > 1 {
-				httpError(w, http.StatusNotFound, fmt.Sprintf("resource list page %d does not exist", n))
-				return "", "", at, nil, nil
+			if n <= len(cut.starts) {
+				start, end = cut.page(n - 1)
 			}
 		}
-		key := fmt.Sprintf("resourcelist-page|%s|%d|%s", rs.path(), v, first)
-		return key, "no-cache", at, func(w io.Writer) error { return s.writeResources(w, snap, rs, at, first, s.limit, true) }, nil
+		count, bytes := 0, int64(0)
+		size := s.entryBound(rs)
+		if err := snap.Resources(rs.repo.Name, rs.prefix, rs.set, start, end, math.MaxInt, func(rec *store.Record) error {
+			count++
+			bytes += size(rec)
+			return nil
+		}); err != nil {
+			return "", "", time.Time{}, nil, err
+		}
+		if count > rsync.MaxEntries || bytes+docRoom > rsync.MaxBytes {
+			httpError(w, http.StatusConflict, fmt.Sprintf("this page's range now holds %d records (about %d bytes), more than one sitemap may; read the Resource List Index again: %s", count, bytes, rs.resourceList()))
+			return "", "", time.Time{}, nil, nil
+		}
+		key := fmt.Sprintf("resourcelist-page|%s|%d|%s|%s", rs.path(), v, start, end)
+		return key, "no-cache", snap.At(), func(w io.Writer) error { return s.writeResources(w, snap, rs, start, end, true) }, nil
 	})
 }
 
@@ -304,19 +416,21 @@ func (s *Server) slot(now time.Time) int64 {
 	return now.UnixNano() / int64(s.cfg.ResourceSync.ChangeListPeriod)
 }
 
+// changeListIndex lists the set's Change Lists as they are at the store's
+// horizon: a list closes only when no uncommitted page can add to it.
 func (s *Server) changeListIndex(w http.ResponseWriter, r *http.Request, rs resourceSet) {
-	now := s.now().UTC()
 	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
+		at := snap.At()
 		v, err := s.version(snap, rs)
-		key := fmt.Sprintf("changelist-index|%s|%d|%d", rs.path(), v, s.slot(now))
-		return key, "no-cache", now, func(w io.Writer) error {
-			lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set, now)
+		key := fmt.Sprintf("changelist-index|%s|%d|%d", rs.path(), v, s.slot(at))
+		return key, "no-cache", at, func(w io.Writer) error {
+			lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set)
 			if err != nil {
 				return err
 			}
 			d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ChangeList, From: lists[0].From}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
 			for _, l := range lists {
-				d.Write(rsync.Entry{Loc: rs.changeList(l.ID), MD: &rsync.MD{From: l.From, Until: l.Until(now)}})
+				d.Write(rsync.Entry{Loc: rs.changeList(l.ID), MD: &rsync.MD{From: l.From, Until: l.Until(at)}})
 			}
 			return d.Close()
 		}, err
@@ -325,28 +439,30 @@ func (s *Server) changeListIndex(w http.ResponseWriter, r *http.Request, rs reso
 
 // changeList serves one Change List: one entry per change in the set, in order,
 // with the detection time as datetime (GW-RS-08) and the upstream datestamp on
-// the via link. A closed list never changes: it is rendered once and may be
-// cached by clients for long.
+// the via link. A list is closed only when the store's horizon has passed its
+// end, so every change it will ever hold is in the snapshot: only then is it
+// rendered once and cached by clients for long. An open list, empty or not,
+// keeps its URL until it closes.
 func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	id := vars(r)["list"]
-	now := s.now().UTC()
 	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
-		l, err := snap.ChangeList(rs.repo.Name, rs.prefix, rs.set, id, now)
+		at := snap.At()
+		l, err := snap.ChangeList(rs.repo.Name, rs.prefix, rs.set, id)
 		if err != nil {
-			return "", "", now, nil, err
+			return "", "", at, nil, err
 		}
 		if l == nil {
 			httpError(w, http.StatusNotFound, fmt.Sprintf("no change list %q; see %s", id, rs.changeListIndex()))
-			return "", "", now, nil, nil
+			return "", "", at, nil, nil
 		}
-		until := l.Until(now)
-		control, key, modified := "no-cache", "", now
+		until := l.Until(at)
+		control, key, modified := "no-cache", "", at
 		if until.IsZero() {
 			v, err := s.version(snap, rs)
 			if err != nil {
-				return "", "", now, nil, err
+				return "", "", at, nil, err
 			}
-			key = fmt.Sprintf("changelist|%s|%s|%d|%d", rs.path(), id, v, s.slot(now))
+			key = fmt.Sprintf("changelist|%s|%s|%d|%d", rs.path(), id, v, s.slot(at))
 		} else {
 			control, key, modified = "public, max-age=31536000, immutable", fmt.Sprintf("changelist|%s|%s|closed", rs.path(), id), until
 		}

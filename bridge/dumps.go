@@ -167,7 +167,7 @@ func (d *Dumper) work(ctx context.Context) error {
 			if err := d.resourceDumpIfDue(ctx, rs, now); err != nil {
 				errs = append(errs, err)
 			}
-			if err := d.changeDumps(ctx, rs, now); err != nil {
+			if err := d.changeDumps(ctx, rs); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -203,7 +203,7 @@ func (d *Dumper) resourceDumpIfDue(ctx context.Context, rs resourceSet, now time
 		if err != nil {
 			return err
 		}
-		lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set, now)
+		lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set)
 		if err != nil {
 			return err
 		}
@@ -248,7 +248,6 @@ type span struct {
 // lists them (and queues the previous dump's files for removal).
 func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
 	started := time.Now()
-	at := d.now().UTC()
 	var dump store.ResourceDump
 	var written []string
 	err := d.db.View(ctx, func(snap *store.Snap) error {
@@ -256,11 +255,16 @@ func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
 		if err != nil {
 			return err
 		}
-		dump = store.ResourceDump{At: at, Done: at, Seq: ctr.Seq}
+		// at is the snapshot's horizon: every change timed before it is in
+		// the dump, so a destination that follows the Change Dump from at
+		// misses nothing; the snapshot may already hold later ones, up to
+		// its completed.
+		at := snap.At()
+		dump = store.ResourceDump{At: at, Done: snap.Now(), Seq: ctr.Seq}
 		// Package boundaries from the record states alone.
 		var spans []span
 		var size int64
-		err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, "", 1<<62, func(rec *store.Record) error {
+		err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, "", "", 1<<62, func(rec *store.Record) error {
 			cost := rec.Length + 200 // local header and central directory entry
 			if len(spans) == 0 || spans[len(spans)-1].count >= rsync.MaxEntries || size+cost > d.cfg.ResourceSync.DumpPackageBytes && spans[len(spans)-1].count > 0 {
 				spans = append(spans, span{start: rec.Identifier})
@@ -276,7 +280,7 @@ func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
 		stamp := at.Format("20060102T150405.000Z")
 		for i, sp := range spans {
 			name := fmt.Sprintf("resourcedump-%s-%05d", strings.ReplaceAll(stamp, ".", ""), i+1)
-			pkg, err := d.writeResourcePackage(snap, rs, at, sp, name)
+			pkg, err := d.writeResourcePackage(snap, rs, sp, name)
 			if pkg.File != "" {
 				written = append(written, pkg.File, pkg.Manifest)
 			}
@@ -304,10 +308,11 @@ func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
 
 // writeResourcePackage writes one package of a Resource Dump and the copy of
 // its manifest.
-func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, at time.Time, sp span, name string) (store.Package, error) {
+func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, sp span, name string) (store.Package, error) {
 	rel := filepath.Join(rs.setDir(), name+".zip")
 	relManifest := filepath.Join(rs.setDir(), name+"-manifest.xml")
-	pkg := store.Package{At: at, Done: at}
+	at := snap.At()
+	pkg := store.Package{At: at, Done: snap.Now()}
 	p, err := newPackage(filepath.Join(d.dir, rel))
 	if err != nil {
 		return pkg, err
@@ -322,9 +327,9 @@ func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, at time.
 	if err != nil {
 		return fail(err)
 	}
-	m := rsync.NewURLSet(io.MultiWriter(w, mf), rsync.MD{Capability: rsync.ResourceDumpManifest, At: at, Completed: at},
+	m := rsync.NewURLSet(io.MultiWriter(w, mf), rsync.MD{Capability: rsync.ResourceDumpManifest, At: at, Completed: pkg.Done},
 		rsync.Link{Rel: "up", Href: rs.capabilityList()})
-	err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, sp.start, sp.count, func(rec *store.Record) error {
+	err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, sp.start, "", sp.count, func(rec *store.Record) error {
 		return m.Write(rsync.Entry{Loc: rs.resource(rec.Identifier), LastMod: rec.Modified, MD: &rsync.MD{
 			Path: "/resources/" + packageName(rec.Identifier), Hash: rsync.Hash(rec.MD5, rec.SHA256), Length: rec.Length, HasLength: true, Type: xmlType}})
 	})
@@ -332,7 +337,7 @@ func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, at time.
 		err = m.Close()
 	}
 	if err == nil {
-		err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, sp.start, sp.count, func(rec *store.Record) error {
+		err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, sp.start, "", sp.count, func(rec *store.Record) error {
 			b, err := snap.Metadata(rs.repo.Name, rs.prefix, rec.Identifier)
 			if err != nil {
 				return err
@@ -358,16 +363,17 @@ func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, at time.
 }
 
 // changeDumps builds the Change Dump package of every closed Change List of
-// the set that has none yet.
-func (d *Dumper) changeDumps(ctx context.Context, rs resourceSet, now time.Time) error {
+// the set that has none yet. A list is closed at the store's horizon, so no
+// uncommitted page can still add to it (store.Snap.At).
+func (d *Dumper) changeDumps(ctx context.Context, rs resourceSet) error {
 	var todo []store.ChangeListInfo
 	err := d.db.View(ctx, func(snap *store.Snap) error {
-		lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set, now)
+		lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set)
 		if err != nil {
 			return err
 		}
 		for _, l := range lists {
-			if l.Count == 0 || l.Until(now).IsZero() {
+			if l.Count == 0 || l.Until(snap.At()).IsZero() {
 				continue
 			}
 			if pkg, err := snap.ChangeDump(rs.repo.Name, rs.prefix, rs.set, l.ID); err != nil {
@@ -388,7 +394,7 @@ func (d *Dumper) changeDumps(ctx context.Context, rs resourceSet, now time.Time)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := d.BuildChangeDump(ctx, rs, l, now); err != nil {
+		if err := d.BuildChangeDump(ctx, rs, l); err != nil {
 			return err
 		}
 	}
@@ -399,13 +405,17 @@ func (d *Dumper) changeDumps(ctx context.Context, rs resourceSet, now time.Time)
 // of the list in order, the bytes of each created or updated resource as
 // they were at that change, and a Change Dump Manifest covering exactly the
 // list's from/until.
-func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.ChangeListInfo, now time.Time) error {
+func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.ChangeListInfo) error {
 	name := "changedump-" + l.ID
 	rel := filepath.Join(rs.setDir(), name+".zip")
 	relManifest := filepath.Join(rs.setDir(), name+"-manifest.xml")
-	until := l.Until(now)
-	pkg := store.Package{From: l.From, Until: until, File: rel, Manifest: relManifest}
+	var until time.Time
+	pkg := store.Package{From: l.From, File: rel, Manifest: relManifest}
 	err := d.db.View(ctx, func(snap *store.Snap) error {
+		if until = l.Until(snap.At()); until.IsZero() {
+			return fmt.Errorf("change list %s is still open", l.ID)
+		}
+		pkg.Until = until
 		p, err := newPackage(filepath.Join(d.dir, rel))
 		if err != nil {
 			return err

@@ -198,8 +198,15 @@ func TestRequestHardening(t *testing.T) {
 		{"?start=%FF%FE", 400},
 		{"?start=" + strings.Repeat("x", 9000), 400},
 		{"?start=a&start=b", 400},
-		{"?start=oai:nowhere:1", 404},
-		{"?start=zzzz", 404},
+		// Pages are key ranges: any range is a page, empty or not.
+		{"?start=oai:nowhere:1", 200},
+		{"?start=zzzz", 200},
+		{"?start=a&end=b", 200},
+		{"?end=b", 200},
+		{"?start=b&end=a", 400},
+		{"?start=b&end=b", 400},
+		{"?end=", 400},
+		{"?end=a&end=b", 400},
 	} {
 		if code, body := get(page + c.query); code != c.code {
 			t.Errorf("%.60s: %d, want %d (%.100s)", c.query, code, c.code, body)

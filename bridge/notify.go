@@ -217,7 +217,7 @@ func (n *Notifier) publishSet(ctx context.Context, rs resourceSet) error {
 			if ch.Started.IsZero() {
 				// A new channel notifies the changes from now on; the past is
 				// in the Change Lists.
-				lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set, n.now())
+				lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set)
 				if err != nil {
 					return err
 				}

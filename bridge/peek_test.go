@@ -64,7 +64,7 @@ func (p peeker) Events(repo, prefix string, after uint64, fn func(*store.Event) 
 // Members counts the live records of a set.
 func (p peeker) Members(repo, prefix, set string) (n int) {
 	p.view(func(s *store.Snap) error {
-		return s.Resources(repo, prefix, set, "", 1<<30, func(*store.Record) error { n++; return nil })
+		return s.Resources(repo, prefix, set, "", "", 1<<30, func(*store.Record) error { n++; return nil })
 	})
 	return n
 }

@@ -159,8 +159,20 @@ func (rs resourceSet) changeListIndex() string {
 	return rs.path() + "/changelist.xml"
 }
 func (rs resourceSet) changeList(id string) string { return rs.path() + "/changelist-" + id + ".xml" }
-func (rs resourceSet) resourceListPage(n int, start string) string {
-	return fmt.Sprintf("%s/resourcelist-%05d.xml?start=%s", rs.path(), n, url.QueryEscape(start))
+
+// resourceListPage is the URL of page n of a Resource List Index: the key
+// range [start, end), with no start on the first page and no end on the last.
+func (rs resourceSet) resourceListPage(n int, start, end string) string {
+	u := fmt.Sprintf("%s/resourcelist-%05d.xml", rs.path(), n)
+	sep := "?"
+	if start != "" {
+		u += sep + "start=" + url.QueryEscape(start)
+		sep = "&"
+	}
+	if end != "" {
+		u += sep + "end=" + url.QueryEscape(end)
+	}
+	return u
 }
 
 // resourceURL is where rsbridge serves a record; identifiers are one escaped

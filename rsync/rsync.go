@@ -35,6 +35,14 @@ const (
 // MaxEntries is the Sitemap limit of entries per document (RS-006).
 const MaxEntries = 50000
 
+// MaxBytes is the Sitemap limit of a document's size, uncompressed: 50 MiB
+// (sitemaps.org: "50MB (52,428,800 bytes)"; RS-006, D-RS-17).
+const MaxBytes = 50 << 20
+
+// MaxLoc is the longest <loc> the sitemap schema accepts (tLoc, maxLength
+// 2048).
+const MaxLoc = 2048
+
 // MD is an rs:md element. Zero values are omitted.
 type MD struct {
 	Capability string
@@ -98,6 +106,7 @@ func Hash(md5hex, sha256hex string) string {
 // Writer streams one document. Call Close to finish it; the first write error
 // sticks and is returned by every later call.
 type Writer struct {
+	out     *counter
 	bw      *bufio.Writer
 	item    string
 	root    string
@@ -108,6 +117,41 @@ type Writer struct {
 
 // ErrTooMany reports more entries than MaxEntries.
 var ErrTooMany = errors.New("rsync: more than 50000 entries in one document")
+
+// ErrTooLarge reports a document that would pass MaxBytes.
+var ErrTooLarge = errors.New("rsync: a document of more than 50 MiB (52,428,800 bytes)")
+
+// counter counts what goes through to the underlying writer.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// EntrySize is the number of bytes Write writes for e in a <urlset>.
+func EntrySize(e Entry) int64 {
+	c := &counter{w: io.Discard}
+	w := &Writer{bw: bufio.NewWriterSize(c, 4096), item: "url", out: c}
+	w.entry(e)
+	w.bw.Flush()
+	return c.n
+}
+
+// EscapedLen is the length of s escaped as an attribute value.
+func EscapedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if special[s[i]] != 0 {
+			n += len(replacement[s[i]]) - 1
+		}
+	}
+	return n
+}
 
 // NewURLSet starts a <urlset> with the root links and rs:md.
 func NewURLSet(w io.Writer, md MD, links ...Link) *Writer {
@@ -120,7 +164,8 @@ func NewSitemapIndex(w io.Writer, md MD, links ...Link) *Writer {
 }
 
 func start(w io.Writer, root, item string, md MD, links []Link) *Writer {
-	wr := &Writer{bw: bufio.NewWriterSize(w, 64<<10), item: item, root: root}
+	c := &counter{w: w}
+	wr := &Writer{out: c, bw: bufio.NewWriterSize(c, 64<<10), item: item, root: root}
 	wr.str(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<" + root + ` xmlns="` + SitemapNS + `" xmlns:rs="` + RSNS + `">` + "\n")
 	for _, l := range links {
 		wr.str("  ")
@@ -136,7 +181,12 @@ func start(w io.Writer, root, item string, md MD, links []Link) *Writer {
 // Count is the number of entries written.
 func (w *Writer) Count() int { return w.count }
 
-// Write adds one entry.
+// Size is the number of bytes written so far.
+func (w *Writer) Size() int64 { return w.out.n + int64(w.bw.Buffered()) }
+
+// Write adds one entry. Past MaxEntries entries, or when the document with
+// its closing tag would pass MaxBytes, it fails with ErrTooMany or
+// ErrTooLarge and the document is not to be used.
 func (w *Writer) Write(e Entry) error {
 	if w.err != nil {
 		return w.err
@@ -146,6 +196,14 @@ func (w *Writer) Write(e Entry) error {
 		return w.err
 	}
 	w.count++
+	w.entry(e)
+	if w.err == nil && w.Size()+int64(len(w.root))+4 > MaxBytes {
+		w.err = ErrTooLarge
+	}
+	return w.err
+}
+
+func (w *Writer) entry(e Entry) {
 	w.str("  <")
 	w.str(w.item)
 	w.str("><loc>")
@@ -166,7 +224,6 @@ func (w *Writer) Write(e Entry) error {
 	w.str("</")
 	w.str(w.item)
 	w.str(">\n")
-	return w.err
 }
 
 // Close ends the document and flushes it.

@@ -94,7 +94,7 @@ func TestBackupRestore(t *testing.T) {
 		err := db.View(ctx, func(s *Snap) error {
 			c, _ := s.Counter("r", "p")
 			fmt.Fprintf(&out, "counter seq=%d live=%d\n", c.Seq, c.Live)
-			if err := s.Resources("r", "p", "s", "", 1000, func(r *Record) error {
+			if err := s.Resources("r", "p", "s", "", "", 1000, func(r *Record) error {
 				m, err := s.Metadata("r", "p", r.Identifier)
 				fmt.Fprintf(&out, "%s %d %d\n", r.Identifier, r.Seq, len(m))
 				return err

@@ -59,6 +59,11 @@ func (db *DB) NewBatch(repo, prefix string) (*Batch, error) {
 		b.Discard()
 		return nil, fmt.Errorf("store: counter %s/%s: %w", repo, prefix, err)
 	}
+	if b.ctr.Began.IsZero() {
+		// The first batch anchors the first Change List of every set.
+		b.ctr.Began = db.now().UTC().Truncate(time.Second)
+		b.ctrDirty = true
+	}
 	return b, nil
 }
 
@@ -67,7 +72,12 @@ func (b *Batch) commitTxn() error {
 	if err := b.db.space.check(); err != nil {
 		return err
 	}
-	if err := b.txn.Commit(); err != nil {
+	err := b.txn.Commit()
+	// Committed, the events are visible to every snapshot opened from now
+	// on; failed, they never will be. Either way they no longer hold the
+	// horizon back.
+	b.db.horizon.settled(b)
+	if err != nil {
 		return fmt.Errorf("store: commit %s/%s: %w", b.repo, b.prefix, err)
 	}
 	b.db.written.Store(true)
@@ -242,12 +252,10 @@ func btoi(v bool) int64 {
 // appendEvent assigns the event the next sequence number and a detection time strictly
 // after the previous event's (microsecond steps), and stages it with its entry in
 // each resource set it concerns (all records, and every set it joins, stays in or
-// leaves) and those sets' Change List catalog.
+// leaves) and those sets' Change List catalog. Until the transaction commits,
+// the event holds the store's horizon at its time (horizon.go).
 func (b *Batch) appendEvent(ev *Event) error {
-	now := b.db.now().UTC().Truncate(time.Microsecond)
-	if !now.After(b.ctr.LastTime) {
-		now = b.ctr.LastTime.Add(time.Microsecond)
-	}
+	now := b.db.horizon.stamp(b, b.ctr.LastTime)
 	b.ctr.Seq++
 	b.ctr.LastTime = now
 	b.ctrDirty = true
@@ -297,11 +305,14 @@ func (b *Batch) catalog(set string, ev *Event) error {
 		b.lists[set] = cur
 	}
 	if cur == nil || !cur.Covers(ev.Time) {
-		next := NextList(cur, ev.Time, b.db.clPeriod, b.db.clLimit)
+		next := NextList(cur, b.ctr.Began, b.db.clPeriod, b.db.clLimit)
 		next.Set = set
 		cur = &next
 	}
 	if cur.Count == 0 {
+		// The list's period is its first change's: it closes when that
+		// period ends. Until then (empty) it was open under its From.
+		cur.Period = ev.Time.Truncate(cur.Dur)
 		cur.FirstSeq = ev.Seq
 	}
 	cur.Count++
@@ -377,6 +388,7 @@ func (b *Batch) Commit() error {
 // Commit and more than once.
 func (b *Batch) Discard() {
 	b.txn.Discard()
+	b.db.horizon.settled(b)
 	if !b.released {
 		b.released = true
 		b.db.mu.RUnlock()

@@ -88,7 +88,13 @@ func TestPrune(t *testing.T) {
 		if err := b.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.PutChangeDump("r", "p", AllSet, ListID(t0.Add(time.Duration(h)*time.Hour), 1), Package{File: fmt.Sprint("cd-", h, ".zip"), Manifest: fmt.Sprint("cd-", h, ".xml")}); err != nil {
+		// Lists are named after their start: the first at the first
+		// batch (00:01), each later one at the hour the one before closed.
+		start := t0.Add(time.Duration(h) * time.Hour)
+		if h == 0 {
+			start = now
+		}
+		if err := db.PutChangeDump("r", "p", AllSet, ListID(start, 1), Package{File: fmt.Sprint("cd-", h, ".zip"), Manifest: fmt.Sprint("cd-", h, ".xml")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +111,7 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("pruned %+v", got)
 	}
 	s := begin(t, db)
-	lists, _ := s.ChangeLists("r", "p", AllSet, now)
+	lists, _ := s.ChangeLists("r", "p", AllSet)
 	if len(lists) != 4 || !lists[0].From.Equal(t0.Add(2*time.Hour)) {
 		t.Fatalf("lists after pruning: %+v", lists)
 	}
@@ -137,7 +143,7 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = begin(t, db)
-	if lists, _ := s.ChangeLists("r", "p", AllSet, now); len(lists) != 2 || lists[0].ID != ListID(t0.Add(4*time.Hour), 1) {
+	if lists, _ := s.ChangeLists("r", "p", AllSet); len(lists) != 2 || lists[0].ID != ListID(t0.Add(4*time.Hour), 1) {
 		t.Errorf("the newest list must stay: %+v", lists)
 	}
 }

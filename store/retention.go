@@ -36,6 +36,7 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 	}
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
+	at, _ := db.horizon.read() // lists are closed as readers see them
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		// The sets that have Change Lists: their pointer keys.
 		var sets []string
@@ -44,7 +45,7 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 			return err
 		}
 		for _, set := range sets {
-			if err := db.pruneSet(ctx, txn, wb, repo, prefix, set, cutoff, now, grace, &out); err != nil {
+			if err := db.pruneSet(ctx, txn, wb, repo, prefix, set, cutoff, at, now, grace, &out); err != nil {
 				return err
 			}
 		}
@@ -63,7 +64,7 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 	return out, nil
 }
 
-func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix, set string, cutoff, now time.Time, grace time.Duration, out *Pruned) error {
+func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix, set string, cutoff, at, now time.Time, grace time.Duration, out *Pruned) error {
 	p := prefixKey('l', repo, prefix, set)
 	var lists []ChangeListInfo
 	err := scan(txn, p, true, func(k, v []byte) error {
@@ -81,7 +82,7 @@ func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBat
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		until := l.Until(now)
+		until := l.Until(at)
 		if i == len(lists)-1 || until.IsZero() || until.After(cutoff) {
 			break // lists close in order: the rest are newer
 		}

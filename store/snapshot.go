@@ -16,14 +16,28 @@ type Snap struct {
 	txn *badger.Txn
 	ctx context.Context
 	db  *DB
+	at  time.Time // the horizon: every change event timed before it is in the snapshot
+	now time.Time // the store's clock when the snapshot was opened
 }
 
 // View runs fn on a snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Snap) error) error {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Snap{txn: txn, ctx: ctx, db: db}) })
+	// The horizon is read before the snapshot is opened (horizon.go).
+	at, now := db.horizon.read()
+	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Snap{txn: txn, ctx: ctx, db: db, at: at, now: now}) })
 }
+
+// At is the snapshot's horizon: every change event timed before it is in the
+// snapshot; events timed at or after it may or may not be. It is the honest
+// at of a document read from the snapshot, and Change Lists whose period
+// ends by it are closed.
+func (s *Snap) At() time.Time { return s.at }
+
+// Now is the store's clock when the snapshot was opened: no event in it is
+// timed later, so it is the honest completed of a document read from it.
+func (s *Snap) Now() time.Time { return s.now }
 
 // Record returns a record's state, or nil.
 func (s *Snap) Record(repo, prefix, id string) (*Record, error) {
@@ -59,9 +73,9 @@ func setPrefix(repo, prefix, set string) []byte {
 }
 
 // Resources calls fn for up to limit live records of the set in identifier
-// order, starting at the identifier start ("" = the first). fn receives the
-// record state; it stops early by returning an error.
-func (s *Snap) Resources(repo, prefix, set, start string, limit int, fn func(*Record) error) error {
+// order, from the identifier start ("" = the first) to before end ("" = no
+// end). fn receives the record state; it stops early by returning an error.
+func (s *Snap) Resources(repo, prefix, set, start, end string, limit int, fn func(*Record) error) error {
 	p := setPrefix(repo, prefix, set)
 	o := badger.DefaultIteratorOptions
 	o.Prefix = p
@@ -70,6 +84,9 @@ func (s *Snap) Resources(repo, prefix, set, start string, limit int, fn func(*Re
 	defer it.Close()
 	n := 0
 	for it.Seek(append(append([]byte(nil), p...), start...)); it.ValidForPrefix(p) && n < limit; it.Next() {
+		if end != "" && string(it.Item().Key()[len(p):]) >= end {
+			break
+		}
 		if n%1024 == 0 {
 			if err := s.ctx.Err(); err != nil {
 				return err
@@ -124,10 +141,11 @@ func (s *Snap) Pages(repo, prefix, set string, limit int, page func(n int, first
 }
 
 // ChangeLists returns a set's Change Lists in time order with the open one
-// last: the catalog, plus, when its newest list is closed at now (or there is
-// none yet), the open list the next change will go to, computed with the same
-// rule Batch uses, so its ID and From are what the catalog will say later.
-func (s *Snap) ChangeLists(repo, prefix, set string, now time.Time) ([]ChangeListInfo, error) {
+// last, as they are at the snapshot's horizon: the catalog, plus, when its
+// newest list is closed (or there is none yet), the empty open list the next
+// change will go to, computed with the rule Batch uses, so its ID and From are
+// what the catalog will say later.
+func (s *Snap) ChangeLists(repo, prefix, set string) ([]ChangeListInfo, error) {
 	p := prefixKey('l', repo, prefix, set)
 	var out []ChangeListInfo
 	err := scan(s.txn, p, true, func(k, v []byte) error {
@@ -145,12 +163,31 @@ func (s *Snap) ChangeLists(repo, prefix, set string, now time.Time) ([]ChangeLis
 	if len(out) > 0 {
 		last = &out[len(out)-1]
 	}
-	if last == nil || !last.Until(now).IsZero() {
-		open := NextList(last, now, s.db.clPeriod, s.db.clLimit)
-		open.Set = set
+	if last == nil || !last.Until(s.at).IsZero() {
+		open, err := s.openList(repo, prefix, set, last)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, open)
 	}
 	return out, nil
+}
+
+// openList is the empty list that follows last (nil: the set's first list).
+func (s *Snap) openList(repo, prefix, set string, last *ChangeListInfo) (ChangeListInfo, error) {
+	c, err := s.Counter(repo, prefix)
+	if err != nil {
+		return ChangeListInfo{}, err
+	}
+	began := c.Began
+	if began.IsZero() {
+		// A store from before Began was kept, not harvested since: the
+		// next batch sets it.
+		began = s.at.Truncate(s.db.clPeriod)
+	}
+	open := NextList(last, began, s.db.clPeriod, s.db.clLimit)
+	open.Set = set
+	return open, nil
 }
 
 // SetEvents calls fn for the set's change entries with sequence numbers in
@@ -212,9 +249,10 @@ func (s *Snap) Counter(repo, prefix string) (Counter, error) {
 	return c, err
 }
 
-// ChangeList returns one Change List of a set: a catalog entry, or the open
-// list that has no entry yet; nil if there is no such list at now.
-func (s *Snap) ChangeList(repo, prefix, set, id string, now time.Time) (*ChangeListInfo, error) {
+// ChangeList returns one Change List of a set at the snapshot's horizon: a
+// catalog entry, or the open list that has no entry yet; nil if there is no
+// such list.
+func (s *Snap) ChangeList(repo, prefix, set, id string) (*ChangeListInfo, error) {
 	l := &ChangeListInfo{Set: set, ID: id}
 	found, err := getJSON(s.txn, key('l', repo, prefix, set, id), l)
 	if err != nil || found {
@@ -235,15 +273,15 @@ func (s *Snap) ChangeList(repo, prefix, set, id string, now time.Time) (*ChangeL
 		if _, err := getJSON(s.txn, key('l', repo, prefix, set, last.ID), last); err != nil {
 			return nil, err
 		}
-		if last.Until(now).IsZero() {
+		if last.Until(s.at).IsZero() {
 			return nil, nil // the newest list is open, and it is not id
 		}
 	}
-	if open := NextList(last, now, s.db.clPeriod, s.db.clLimit); open.ID == id {
-		open.Set = set
-		return &open, nil
+	open, err := s.openList(repo, prefix, set, last)
+	if err != nil || open.ID != id {
+		return nil, err
 	}
-	return nil, nil
+	return &open, nil
 }
 
 // SetInfo returns one stored set description, or nil.

@@ -89,6 +89,7 @@ type DB struct {
 	clPeriod       time.Duration
 	written        atomic.Bool // something was committed since the last periodic sync
 	setsGen        atomic.Uint64
+	horizon        horizon // what readers can rely on (horizon.go)
 }
 
 // ErrLocked reports a data directory held by another process.
@@ -108,7 +109,8 @@ func Open(opts Options) (*DB, error) {
 	}
 	db := &DB{log: opts.Logger, now: opts.Now, dir: opts.Dir, stop: make(chan struct{}),
 		clLimit: opts.ChangeListLimit, clPeriod: opts.ChangeListPeriod,
-		space: spaceCheck{dir: opts.Dir, min: opts.MinFree, free: opts.FreeSpace, inMemory: opts.InMemory}}
+		space:   spaceCheck{dir: opts.Dir, min: opts.MinFree, free: opts.FreeSpace, inMemory: opts.InMemory},
+		horizon: horizon{now: opts.Now, pending: map[*Batch]time.Time{}}}
 	bo := badger.DefaultOptions(opts.Dir)
 	if opts.InMemory {
 		bo = badger.DefaultOptions("").WithInMemory(true)

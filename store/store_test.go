@@ -128,7 +128,7 @@ func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 	// Membership index: a holds only oai:x:3 now, c holds oai:x:1.
 	members := func(set string) []string {
 		var out []string
-		if err := snap.Resources("r", "oai_dc", set, "", 100, func(r *Record) error { out = append(out, r.Identifier); return nil }); err != nil {
+		if err := snap.Resources("r", "oai_dc", set, "", "", 100, func(r *Record) error { out = append(out, r.Identifier); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -163,9 +163,9 @@ func TestBatchSplitsWhenTooBig(t *testing.T) {
 	snap := begin(t, db)
 	ctr, _ := snap.Counter("r", "p")
 	n := 0
-	snap.Resources("r", "p", AllSet, "", 1000, func(*Record) error { n++; return nil })
+	snap.Resources("r", "p", AllSet, "", "", 1000, func(*Record) error { n++; return nil })
 	members := 0
-	snap.Resources("r", "p", "x:y", "", 1000, func(*Record) error { members++; return nil })
+	snap.Resources("r", "p", "x:y", "", "", 1000, func(*Record) error { members++; return nil })
 	if ctr.Seq != 500 || ctr.Live != 500 || n != 500 || members != 500 {
 		t.Fatalf("counter %+v records %d members %d", ctr, n, members)
 	}
@@ -198,38 +198,46 @@ func begin(t *testing.T, db *DB) testSnap {
 	return testSnap{<-ready, done}
 }
 
-// TestChangeListPolicy: the store cuts lists by size and by period, and the
-// snapshot reports the open list, including one that has no entry yet, with
-// the ID and From the catalog will give it.
+// TestChangeListPolicy: the store cuts lists by size and by period, names
+// each after its start, and the snapshot reports the open list, including
+// one that has no entry yet, with the ID and From the catalog will give it.
+// An empty open list keeps its URL however long it stays empty (issue 16,
+// finding 2: it used to be renamed at every period's end, its old URL
+// answering 404).
 func TestChangeListPolicy(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
 	now := t0
-	db, err := Open(Options{InMemory: true, Now: func() time.Time { return now }, ChangeListLimit: 2, ChangeListPeriod: time.Hour})
+	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
+	db, err := Open(Options{InMemory: true, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }, ChangeListLimit: 2, ChangeListPeriod: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	b, _ := db.NewBatch("r", "p")
-	for i := range 3 {
-		id := fmt.Sprint("id", i)
-		if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
+	apply := func(ids ...string) {
+		t.Helper()
+		b, _ := db.NewBatch("r", "p")
+		for _, id := range ids {
+			if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	apply("id0", "id1", "id2")
 	type row struct {
 		id          string
 		count       int
 		from, until time.Time
 	}
-	lists := func(at time.Time) []row {
+	lists := func() []row {
 		var out []row
 		err := db.View(context.Background(), func(s *Snap) error {
-			ls, err := s.ChangeLists("r", "p", AllSet, at)
+			ls, err := s.ChangeLists("r", "p", AllSet)
 			for _, l := range ls {
-				out = append(out, row{l.ID, l.Count, l.From, l.Until(at)})
+				out = append(out, row{l.ID, l.Count, l.From, l.Until(s.At())})
 			}
 			return err
 		})
@@ -240,32 +248,114 @@ func TestChangeListPolicy(t *testing.T) {
 	}
 	full := t0.Add(time.Microsecond) // the second event's time: the first list closed by size there
 	want := []row{{"20261122T100000Z-0001", 2, t0, full}, {"20261122T100000Z-0002", 1, full, time.Time{}}}
-	if got := lists(t0); !reflect.DeepEqual(got, want) {
+	if got := lists(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("at t0:\n%v\nwant\n%v", got, want)
 	}
-	later := t0.Add(90 * time.Minute)
+	setNow(t0.Add(90 * time.Minute))
 	want[1].until = t0.Add(time.Hour)
 	want = append(want, row{"20261122T110000Z-0001", 0, t0.Add(time.Hour), time.Time{}})
-	if got := lists(later); !reflect.DeepEqual(got, want) {
+	if got := lists(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("an hour later:\n%v\nwant\n%v", got, want)
 	}
-	one := func(id string, at time.Time) *ChangeListInfo {
+	one := func(id string) *ChangeListInfo {
 		var l *ChangeListInfo
 		db.View(context.Background(), func(s *Snap) error {
 			var err error
-			l, err = s.ChangeList("r", "p", AllSet, id, at)
+			l, err = s.ChangeList("r", "p", AllSet, id)
 			return err
 		})
 		return l
 	}
-	if l := one("20261122T110000Z-0001", later); l == nil || l.Count != 0 || !l.From.Equal(t0.Add(time.Hour)) {
+	if l := one("20261122T110000Z-0001"); l == nil || l.Count != 0 || !l.From.Equal(t0.Add(time.Hour)) {
 		t.Errorf("open list without entries: %+v", l)
 	}
-	if l := one("20261122T110000Z-0001", t0); l != nil {
-		t.Errorf("a list of a period that has not begun: %+v", l)
+	// Quiet for hours: the empty open list keeps its name and start.
+	setNow(t0.Add(3*time.Hour + 30*time.Minute))
+	if got := lists(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a quiet spell:\n%v\nwant\n%v", got, want)
 	}
-	if l := one("20261122T100000Z-0001", later); l == nil || l.Count != 2 {
+	if l := one("20261122T110000Z-0001"); l == nil || l.Count != 0 {
+		t.Errorf("the empty open list went away during a quiet spell: %+v", l)
+	}
+	if l := one("20261122T130000Z-0001"); l != nil {
+		t.Errorf("a list named after the clock: %+v", l)
+	}
+	// The first change goes to that list, which closes at the end of the
+	// change's period.
+	setNow(t0.Add(3*time.Hour + 45*time.Minute))
+	apply("id3")
+	setNow(t0.Add(4*time.Hour + time.Minute))
+	want[2] = row{"20261122T110000Z-0001", 1, t0.Add(time.Hour), t0.Add(4 * time.Hour)}
+	want = append(want, row{"20261122T140000Z-0001", 0, t0.Add(4 * time.Hour), time.Time{}})
+	if got := lists(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the quiet spell's change:\n%v\nwant\n%v", got, want)
+	}
+	if l := one("20261122T100000Z-0001"); l == nil || l.Count != 2 {
 		t.Errorf("closed list: %+v", l)
+	}
+}
+
+// TestListClosesOnlyWhenCommitted: an event is timed when its record is
+// applied but seen when its transaction commits. A list whose period ended
+// while such an event was pending stays open until the commit, then holds it
+// (issue 16, finding 1: it used to close at the period's end, be cached for a
+// year without the event, and the event was in no list).
+func TestListClosesOnlyWhenCommitted(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 59, 59, 0, time.UTC)
+	var mu sync.Mutex
+	now := t0
+	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
+	db, err := Open(Options{InMemory: true, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }, ChangeListLimit: 100, ChangeListPeriod: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b, _ := db.NewBatch("r", "p")
+	if err := b.Apply(&Record{Identifier: "a"}, []byte("<x/>"), &Event{Identifier: "a", Change: Created}); err != nil {
+		t.Fatal(err)
+	}
+	setNow(t0.Add(10 * time.Second)) // 11:00:09: the 10:00 period is over, the page not committed
+	read := func() (at time.Time, ls []ChangeListInfo) {
+		err := db.View(context.Background(), func(s *Snap) error {
+			var err error
+			at, ls = s.At(), nil
+			ls, err = s.ChangeLists("r", "p", AllSet)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at, ls
+	}
+	at, ls := read()
+	if !at.Equal(t0) {
+		t.Errorf("horizon %v with an event of %v pending, want the event's time", at, t0)
+	}
+	if len(ls) != 1 || ls[0].Count != 0 || !ls[0].Until(at).IsZero() {
+		t.Fatalf("while the event is pending, the one list must be open: %+v", ls)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	at, ls = read()
+	if !at.Equal(t0.Add(10 * time.Second)) {
+		t.Errorf("horizon %v after the commit, want the clock", at)
+	}
+	if len(ls) != 2 || ls[0].Count != 1 || !ls[0].Until(at).Equal(t0.Add(time.Second)) || !ls[0].LastTime.Equal(t0) {
+		t.Fatalf("after the commit the list holds the event and is closed: %+v", ls)
+	}
+	// A discarded batch lets the horizon go.
+	b, _ = db.NewBatch("r", "p")
+	if err := b.Apply(&Record{Identifier: "b"}, []byte("<x/>"), &Event{Identifier: "b", Change: Created}); err != nil {
+		t.Fatal(err)
+	}
+	setNow(t0.Add(20 * time.Second))
+	if at, _ := read(); !at.Equal(t0.Add(10 * time.Second)) {
+		t.Errorf("horizon %v with an event pending since %v", at, t0.Add(10*time.Second))
+	}
+	b.Discard()
+	if at, _ := read(); !at.Equal(t0.Add(20 * time.Second)) {
+		t.Errorf("horizon %v after a discard, want the clock", at)
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -177,6 +178,10 @@ type Counter struct {
 	// or not (a datestamp bump changes the lists' via links): documents
 	// computed from the same Version are the same.
 	Version uint64 `json:"version"`
+	// Began is when the first batch of (repo, prefix) ran, to the second: the
+	// From of every set's first Change List, so an empty set's open list
+	// keeps one URL.
+	Began time.Time `json:"began,omitzero"`
 }
 
 // SetEvent is one change as a resource set sees it: what a Change List entry
@@ -192,13 +197,16 @@ type SetEvent struct {
 	Datestamp  time.Time `json:"ds"`
 }
 
-// ChangeListInfo is one Change List of a resource set. Lists are cut when a
-// period (UTC, aligned to the Unix epoch) ends or when one holds the page limit of
-// entries; a list's From is the previous list's Until, so lists are contiguous.
-// The catalog is written with the events, so a closed list never changes.
+// ChangeListInfo is one Change List of a resource set. A list starts where the
+// previous one ended (the first at the counter's Began), so lists are
+// contiguous, and is named after that start: its URL never changes while it
+// is open. It stays open, empty, until its first change comes; then it closes
+// when the period (UTC, aligned to the Unix epoch) of that first change ends,
+// or at its last change when it holds the limit of entries. The catalog is
+// written with the events, so a closed list never changes.
 type ChangeListInfo struct {
 	Set      string        `json:"-"`
-	ID       string        `json:"-"` // sorts in time order: 20261122T000000Z-0001
+	ID       string        `json:"-"` // sorts in time order: 20261122T000000Z-0001, the second of From and a part
 	Period   time.Time     `json:"period"`
 	Dur      time.Duration `json:"dur"`
 	Part     int           `json:"part"`
@@ -210,47 +218,55 @@ type ChangeListInfo struct {
 	LastTime time.Time     `json:"last_time"`
 }
 
-// Until is when the list closed, or zero while it is open at now.
-func (c *ChangeListInfo) Until(now time.Time) time.Time {
-	if c.Count >= c.Limit {
+// Until is when the list closed, or zero while it is open at the horizon at
+// (Snap.At): a list whose period ended before every event still uncommitted
+// was timed can get no more entries.
+func (c *ChangeListInfo) Until(at time.Time) time.Time {
+	switch {
+	case c.Count >= c.Limit:
 		return c.LastTime
+	case c.Count == 0:
+		return time.Time{}
 	}
-	if end := c.Period.Add(c.Dur); !now.Before(end) {
+	if end := c.Period.Add(c.Dur); !at.Before(end) {
 		return end
 	}
 	return time.Time{}
 }
 
-// NextList is the list that follows last for a change at (or, for the server's
-// open list, a request at) time t: the same period's next part when last is full,
-// else the period of t. Its From is last's Until, so lists are contiguous. With
-// no last list, the first list starts at the beginning of t's period.
-func NextList(last *ChangeListInfo, t time.Time, dur time.Duration, limit int) ChangeListInfo {
-	period := t.UTC().Truncate(dur)
-	next := ChangeListInfo{Set: "", Period: period, Dur: dur, Part: 1, From: period, Limit: limit}
+// NextList is the list that follows last: it starts at last's Until (or, with
+// no last list, at began) and is named after that start, so an open list's
+// ID and From do not depend on when it is asked for. Its period is set by its
+// first change (Batch). dur and limit are the policy for new lists.
+func NextList(last *ChangeListInfo, began time.Time, dur time.Duration, limit int) ChangeListInfo {
+	next := ChangeListInfo{Dur: dur, Part: 1, From: began.UTC(), Limit: limit}
 	if last != nil {
 		next.Set = last.Set
 		if last.Count >= last.Limit {
 			next.From = last.LastTime
-			if period.Equal(last.Period) {
-				next.Part = last.Part + 1
-			}
 		} else {
 			next.From = last.Period.Add(last.Dur)
 		}
 	}
-	next.ID = ListID(next.Period, next.Part)
+	sec := next.From.Truncate(time.Second)
+	if last != nil && strings.HasPrefix(last.ID, ListID(sec, 0)[:len(listIDLayout)]) {
+		next.Part = last.Part + 1
+	}
+	next.ID = ListID(sec, next.Part)
 	return next
 }
 
 // Covers reports whether a change at t still belongs in the list.
 func (c *ChangeListInfo) Covers(t time.Time) bool {
-	return c.Count < c.Limit && t.Before(c.Period.Add(c.Dur))
+	return c.Count < c.Limit && (c.Count == 0 || t.Before(c.Period.Add(c.Dur)))
 }
 
-// ListID names the list of a period and part.
-func ListID(period time.Time, part int) string {
-	return period.UTC().Format("20060102T150405Z") + "-" + fmt.Sprintf("%04d", part)
+const listIDLayout = "20060102T150405Z"
+
+// ListID names the list starting in a second (or, for lists written before
+// lists were named after their start, of a period) and part.
+func ListID(t time.Time, part int) string {
+	return t.UTC().Format(listIDLayout) + "-" + fmt.Sprintf("%04d", part)
 }
 
 // AllSet is the set name under which the all-records resource set is kept; no
