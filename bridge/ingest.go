@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rsbridge/rsbridge/oaipmh"
+	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
 )
 
@@ -20,13 +21,26 @@ type ingest struct {
 	host   string // the repository's host, preferred for landing pages
 	now    func() time.Time
 	maxDS  time.Time // newest datestamp seen
+	// locBase is the length of the URLs rsbridge serves this format's
+	// records at, less the identifier.
+	locBase int
 	// unidentified counts quarantined items without a usable identifier.
 	unidentified int
 }
 
 // ingest starts the write side of a batch of (repository, prefix).
 func (h *Harvester) ingest(batch *store.Batch, counts *Counts, prefix, url string) *ingest {
-	return &ingest{batch: batch, counts: counts, log: h.log.With("prefix", prefix), url: url, host: h.host, now: h.now}
+	return &ingest{batch: batch, counts: counts, log: h.log.With("prefix", prefix), url: url, host: h.host, now: h.now,
+		locBase: len(resourceURL(strings.TrimRight(h.cfg.BaseURL, "/"), h.repo.Name, prefix, ""))}
+}
+
+// publishable reports why an identifier cannot be published, or "": the
+// URL rsbridge serves it at must fit a sitemap <loc> (2,048 characters).
+func (in *ingest) publishable(id string) string {
+	if n := in.locBase + len(segment(id)); n > rsync.MaxLoc {
+		return fmt.Sprintf("identifier too long to publish: its URL would be %d characters, a sitemap <loc> holds at most %d (shorten base_url or the repository name, or ask the repository to use shorter identifiers)", n, rsync.MaxLoc)
+	}
+	return ""
 }
 
 // record applies one harvested record (ListRecords or GetRecord).
@@ -40,6 +54,11 @@ func (in *ingest) record(rec *oaipmh.Record) error {
 		}
 	}
 	d := classify(old, rec, in.host, in.now().UTC())
+	if id := rec.Header.Identifier; id != "" && d.outcome != quarantined {
+		if why := in.publishable(id); why != "" {
+			return in.quarantine(id, &oaipmh.RecordError{Identifier: clip(id, 200), Reason: why})
+		}
+	}
 	switch {
 	case d.outcome == quarantined:
 		return in.quarantine(rec.Header.Identifier, rec.Err)
