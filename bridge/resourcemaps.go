@@ -21,12 +21,18 @@ import (
 //	{base}/{repo}/map/{id}       ORE 1.0 Atom (an Atom entry)
 //	{base}/{repo}/map-0.2/{id}   the ORE 0.2 Atom profile (a feed), linked as alternate
 //
-// The Aggregation's URI is the first + "#aggregation"; every Resource List and
-// Change List entry of the item carries it as rel="collection" (spec §14.7).
+// Each document describes its own URL + "#aggregation" (ORE-015); the 0.2 feed
+// names the 1.0 one as related (ore:analogousTo). The 1.0 one is the
+// Aggregation's URI in ResourceSync: every Resource List and Change List entry
+// of the item carries it as rel="collection" (spec §14.7). Both documents carry
+// the repository's metadata_rights as atom:rights. Neither has a
+// rel="resourcesync" link, in the document or as an HTTP Link header: a
+// Capability List so linked must list the linking resource (RS-046), and no
+// Capability List lists Resource Maps.
 
 // oreVersion changes whenever the maps' content for the same records changes,
 // so their ETags change with it.
-const oreVersion = "1"
+const oreVersion = "2"
 
 func mapURL(base, repo, id string) string {
 	return base + "/" + url.PathEscape(repo) + "/map/" + segment(id)
@@ -80,7 +86,6 @@ func (s *Server) serveMap(w http.ResponseWriter, r *http.Request, write func(*or
 	w.Header().Set("Content-Type", ore.MediaType)
 	w.Header().Set("ETag", `"`+etag+`"`)
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Link", fmt.Sprintf("<%s>; rel=\"resourcesync\"", m.CapabilityList))
 	http.ServeContent(w, r, "", m.Updated, bytes.NewReader(buf.Bytes()))
 }
 
@@ -92,8 +97,9 @@ func (s *Server) buildMap(r *http.Request, repo config.Repository, id string) (m
 	var records []ore.MetadataRecord
 	var facts []ore.Facts
 	var members []string
+	rights := s.cfg.Resolved(repo).MetadataRights
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", oreVersion, s.base, repo.Name, id)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00", oreVersion, s.base, repo.Name, id, rights)
 	err = s.db.View(r.Context(), func(snap *store.Snap) error {
 		for _, prefix := range repo.MetadataPrefixes {
 			rec, err := snap.Record(repo.Name, prefix, id)
@@ -133,12 +139,12 @@ func (s *Server) buildMap(r *http.Request, repo config.Repository, id string) (m
 	}
 	all := resourceSet{repo: repo, prefix: records[0].Prefix, set: store.AllSet, base: s.base}
 	base := ore.Map{
-		URI:            mapURL(s.base, repo.Name, id),
-		AltURI:         map02URL(s.base, repo.Name, id),
-		ID:             ore.MapID(repo.Name, id),
-		OAIIdentifier:  id,
-		Author:         ore.Agent{Name: "rsbridge (ResourceSync gateway)", URI: s.base + "/"},
-		CapabilityList: all.capabilityList(),
+		URI:           mapURL(s.base, repo.Name, id),
+		AltURI:        map02URL(s.base, repo.Name, id),
+		ID:            ore.MapID(repo.Name, id),
+		OAIIdentifier: id,
+		Author:        ore.Agent{Name: "rsbridge (ResourceSync gateway)", URI: s.base + "/"},
+		Rights:        rights,
 	}
 	slices.Sort(members)
 	for _, set := range members {

@@ -1,9 +1,11 @@
 package bridge
 
 import (
+	"bytes"
 	"encoding/xml"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
+	"github.com/rsbridge/rsbridge/store"
 )
 
 // atomLink is an Atom link as the tests read it.
@@ -106,7 +110,7 @@ func TestResourceMaps(t *testing.T) {
 		}
 		resp, body := get(mapURI)
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/atom+xml" || resp.Header.Get("ETag") == "" ||
-			!strings.Contains(resp.Header.Get("Link"), `rel="resourcesync"`) {
+			strings.Contains(resp.Header.Get("Link"), `rel="resourcesync"`) {
 			t.Fatalf("GET %s: %d %v", mapURI, resp.StatusCode, resp.Header)
 		}
 		xmllintWellFormed(t, mapURI, body)
@@ -148,7 +152,8 @@ func TestResourceMaps(t *testing.T) {
 		if err := xml.Unmarshal(body, &feed); err != nil {
 			t.Fatal(err)
 		}
-		if len(feed.Entries) != 4 || len(linksOf(feed.Links, "describes")) != 1 || linksOf(feed.Links, "describes")[0].Href != coll {
+		if len(feed.Entries) != 4 || len(linksOf(feed.Links, "describes")) != 1 || linksOf(feed.Links, "describes")[0].Href != alt02+"#aggregation" ||
+			!slices.Contains(linksOf(feed.Links, "related"), atomLink{Rel: "related", Href: coll}) {
 			t.Errorf("0.2 map %s: %d entries, links %+v", alt02, len(feed.Entries), feed.Links)
 		}
 	}
@@ -180,6 +185,130 @@ func TestResourceMaps(t *testing.T) {
 	}
 	if r, _ := get(mapURL(s.srv.URL, "demo", "oai:nowhere:1")); r.StatusCode != 404 {
 		t.Errorf("unknown item: %d", r.StatusCode)
+	}
+}
+
+// TestResourceMapRightsLinksAndIRIs: both documents carry the repository's
+// metadata_rights (from defaults:, or the repository's own) as atom:rights;
+// neither they nor their responses link rel="resourcesync" (RS-046); each
+// describes its own URL + #aggregation and the 0.2 feed names the 1.0 URI-A,
+// which the Resource List's collection link names, as related; hrefs made of
+// an identifier and file URL with spaces and quotes are IRIs.
+func TestResourceMapRightsLinksAndIRIs(t *testing.T) {
+	const (
+		cc0  = "https://creativecommons.org/publicdomain/zero/1.0/"
+		ccBY = "https://creativecommons.org/licenses/by/4.0/"
+		id   = `oai:repo.test:a b"<1>`
+		base = "http://rs.test"
+	)
+	cfg, err := config.ParseAndValidate(strings.NewReader(`base_url: ` + base + `
+defaults:
+  metadata_rights: ` + cc0 + `
+repositories:
+  - name: demo
+    base_url: https://repo.test/oai
+  - name: other
+    base_url: https://other.test/oai
+    metadata_rights: ` + ccBY + `
+  - name: none
+    base_url: https://none.test/oai
+    metadata_rights: ""
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openStore(t, store.Options{InMemory: true})
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	meta := []byte(`<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="http://purl.org/dc/elements/1.1/">` +
+		`<dc:title>t</dc:title><dc:identifier>https://repo.test/items/1</dc:identifier>` +
+		`<dc:identifier>https://repo.test/files/full text "1".pdf</dc:identifier></oai_dc:dc>`)
+	for _, repo := range []string{"demo", "other", "none"} {
+		b, err := db.NewBatch(repo, "oai_dc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &store.Record{Identifier: id, Datestamp: now, Namespace: "http://www.openarchives.org/OAI/2.0/oai_dc/", Length: int64(len(meta)),
+			MD5: strings.Repeat("a", 32), SHA256: strings.Repeat("b", 64), Modified: now, FirstSeen: now}
+		if err := b.Apply(rec, meta, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(mustServer(t, cfg, db, ServerOptions{DumpDir: t.TempDir()}).Handler())
+	t.Cleanup(srv.Close)
+	get := func(u string) (*http.Response, []byte) {
+		t.Helper()
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", u, resp.StatusCode, body)
+		}
+		return resp, body
+	}
+	type doc struct {
+		Links  []atomLink `xml:"link"`
+		Rights []string   `xml:"rights"`
+	}
+	for _, c := range []struct{ repo, rights string }{{"demo", cc0}, {"other", ccBY}, {"none", ""}} {
+		uri, uri02 := mapURL(base, c.repo, id), map02URL(base, c.repo, id)
+		for _, u := range []string{uri, uri02} {
+			resp, body := get(srv.URL + strings.TrimPrefix(u, base))
+			if l := resp.Header.Values("Link"); slices.ContainsFunc(l, func(v string) bool { return strings.Contains(v, "resourcesync") }) {
+				t.Errorf("GET %s: Link %q: a Resource Map is in no Capability List (RS-046)", u, l)
+			}
+			xmllintWellFormed(t, u, body)
+			var d doc
+			if err := xml.Unmarshal(body, &d); err != nil {
+				t.Fatalf("%s: %v", u, err)
+			}
+			if want := []string{c.rights}; (c.rights == "" && len(d.Rights) != 0) || (c.rights != "" && !slices.Equal(d.Rights, want)) {
+				t.Errorf("%s: rights %q, want %q (ORE-018)", u, d.Rights, c.rights)
+			}
+			if l := linksOf(d.Links, "resourcesync"); len(l) > 0 {
+				t.Errorf("%s: resourcesync link %+v (RS-046)", u, l)
+			}
+			self := linksOf(d.Links, "self")
+			describes := append(linksOf(d.Links, "describes"), linksOf(d.Links, "http://www.openarchives.org/ore/terms/describes")...)
+			if len(self) != 1 || self[0].Href != u || len(describes) != 1 || describes[0].Href != u+"#aggregation" {
+				t.Errorf("%s: self %+v describes %+v: want the document's own URL + #aggregation (ORE-015)", u, self, describes)
+			}
+			var related []string
+			for _, l := range linksOf(d.Links, "related") {
+				related = append(related, l.Href)
+			}
+			wantRelated := []string{`oai:repo.test:a%20b%22%3C1%3E`}
+			if u == uri02 {
+				wantRelated = append([]string{aggregationURL(base, c.repo, id)}, wantRelated...)
+			}
+			if !slices.Equal(related, wantRelated) {
+				t.Errorf("%s: related %q, want %q", u, related, wantRelated)
+			}
+			for _, l := range d.Links {
+				if strings.ContainsAny(l.Href, " \"<>\t") {
+					t.Errorf("%s: href %q is not an IRI", u, l.Href)
+				}
+			}
+			if !bytes.Contains(body, []byte(`href="https://repo.test/files/full%20text%20%221%22.pdf"`)) {
+				t.Errorf("%s: the file's href is not escaped:\n%s", u, body)
+			}
+		}
+	}
+	// The collection link of the Resource List names the 1.0 URI-A.
+	_, rl := get(srv.URL + "/demo/oai_dc/all/resourcelist.xml")
+	list, err := rsync.Parse(bytes.NewReader(rl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Entries) != 1 || !slices.ContainsFunc(list.Entries[0].Links, func(l rsync.Link) bool {
+		return l.Rel == "collection" && l.Href == aggregationURL(base, "demo", id)
+	}) {
+		t.Errorf("resource list entries %+v: no collection link to %s", list.Entries, aggregationURL(base, "demo", id))
 	}
 }
 

@@ -296,6 +296,13 @@ type Harvest struct {
 	// Headers are extra HTTP request headers. Repository headers override
 	// default headers of the same (case-insensitive) name.
 	Headers map[string]string `yaml:"headers"`
+	// MetadataRights is the absolute URI of the licence of the metadata
+	// rsbridge publishes for the repository (e.g. a Creative Commons licence
+	// URI), given as atom:rights of its OAI-ORE Resource Maps (ORE-018). It
+	// is not about harvesting, but set in defaults: and per repository like
+	// the rest. "" (the default) means none; a repository may set "" to
+	// leave out a licence defaults: gives.
+	MetadataRights *string `yaml:"metadata_rights"`
 }
 
 // Settings are the effective harvest settings of one repository.
@@ -307,6 +314,9 @@ type Settings struct {
 	UserAgent string
 	// Headers has canonical header names as keys and is never nil.
 	Headers map[string]string
+	// MetadataRights is the licence URI of the repository's metadata, ""
+	// when none.
+	MetadataRights string
 }
 
 func builtinSettings() Settings {
@@ -348,6 +358,7 @@ func (h Harvest) applyTo(s *Settings) {
 	set(&s.MaxRecordBytes, h.MaxRecordBytes)
 	set(&s.MaxEmptyPages, h.MaxEmptyPages)
 	set(&s.UserAgent, h.UserAgent)
+	set(&s.MetadataRights, h.MetadataRights)
 	for k, v := range h.Headers {
 		s.Headers[textproto.CanonicalMIMEHeaderKey(k)] = v
 	}

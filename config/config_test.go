@@ -256,6 +256,44 @@ func TestResolved(t *testing.T) {
 	}
 }
 
+// TestMetadataRights: the licence URI of a repository's metadata comes from
+// the repository, else from defaults:, else none; "" in a repository leaves
+// out the default.
+func TestMetadataRights(t *testing.T) {
+	c := mustParse(t, `defaults:
+  metadata_rights: https://creativecommons.org/publicdomain/zero/1.0/
+repositories:
+  - name: a
+    base_url: http://a.example/oai
+  - name: b
+    base_url: http://b.example/oai
+    metadata_rights: https://creativecommons.org/licenses/by/4.0/
+  - name: c
+    base_url: http://c.example/oai
+    metadata_rights: ""
+  - name: d
+    base_url: http://d.example/oai
+    metadata_rights: "https://例え.jp/ライセンス/%E7%AC%AC1%E7%89%88#ja"
+  - name: e
+    base_url: http://e.example/oai
+    metadata_rights: info:eu-repo/semantics/openAccess
+`)
+	for i, want := range []string{
+		"https://creativecommons.org/publicdomain/zero/1.0/",
+		"https://creativecommons.org/licenses/by/4.0/",
+		"",
+		"https://例え.jp/ライセンス/%E7%AC%AC1%E7%89%88#ja",
+		"info:eu-repo/semantics/openAccess",
+	} {
+		if got := c.Resolved(c.Repositories[i]).MetadataRights; got != want {
+			t.Errorf("%s: MetadataRights %q, want %q", c.Repositories[i].Name, got, want)
+		}
+	}
+	if got := mustParse(t, minimal).Resolved(Repository{}).MetadataRights; got != "" {
+		t.Errorf("default MetadataRights %q, want none", got)
+	}
+}
+
 func TestResolvedHeadersAreACopy(t *testing.T) {
 	c := &Config{Defaults: Harvest{Headers: map[string]string{"X-A": "1"}}}
 	c.Resolved(Repository{}).Headers["X-A"] = "changed"
@@ -512,6 +550,42 @@ resourcesync:
 				`line 9: defaults.max_body_bytes: must be >= 1024 (got 1023)` + "\n" +
 				`line 10: defaults.max_empty_pages: must be >= 1 (got 0)` + "\n" +
 				`line 11: defaults.user_agent: must not be empty (omit the key for the default)`,
+		},
+		{
+			name: "metadata_rights not an absolute URI",
+			src: `defaults:
+  metadata_rights: CC BY 4.0
+repositories:
+  - name: a
+    base_url: http://a.example/oai
+    metadata_rights: /licences/cc0
+  - name: b
+    base_url: http://b.example/oai
+    metadata_rights: "https://creativecommons.org/licenses/by 4.0/"
+  - name: c
+    base_url: http://c.example/oai
+    metadata_rights: "://creativecommons.org/licenses/by/4.0/"
+  - name: d
+    base_url: http://d.example/oai
+    metadata_rights: "https://x.example/licence<1>"
+  - name: e
+    base_url: http://e.example/oai
+    metadata_rights: "https://x.example/100%"
+  - name: f
+    base_url: http://f.example/oai
+    metadata_rights: "https:///licence"
+  - name: g
+    base_url: http://g.example/oai
+    metadata_rights: [https://x.example/]
+`,
+			want: `line 2: defaults.metadata_rights: must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got "CC BY 4.0")` + "\n" +
+				`line 6: repositories[0].metadata_rights: must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got "/licences/cc0")` + "\n" +
+				`line 9: repositories[1].metadata_rights: must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got "https://creativecommons.org/licenses/by 4.0/")` + "\n" +
+				`line 12: repositories[2].metadata_rights: must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got "://creativecommons.org/licenses/by/4.0/")` + "\n" +
+				`line 15: repositories[3].metadata_rights: must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got "https://x.example/licence<1>")` + "\n" +
+				`line 18: repositories[4].metadata_rights: must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got "https://x.example/100%")` + "\n" +
+				`line 21: repositories[5].metadata_rights: must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got "https:///licence")` + "\n" +
+				`line 24: metadata_rights: expected a string, got a list`,
 		},
 		{
 			name: "negative max_retries in a repository",

@@ -352,6 +352,40 @@ func (p *problems) harvest(path string, h Harvest) {
 		}
 	}
 	p.headers(path+".headers", h.Headers)
+	if r := h.MetadataRights; r != nil && *r != "" && !isAbsoluteURI(*r) {
+		p.addf(path+".metadata_rights", "must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got %q)", *r)
+	}
+}
+
+// isAbsoluteURI reports whether s is an absolute URI (or IRI) as written: a
+// scheme, no white space, control characters or characters RFC 3986 and
+// RFC 3987 exclude (<>"{}|\^`), well-formed %XX escapes, at most one "#", and
+// a host for http and https.
+func isAbsoluteURI(s string) bool {
+	if strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("<>\"{}|\\^`", r)
+	}) || strings.Count(s, "#") > 1 {
+		return false
+	}
+	for rest := s; ; {
+		i := strings.IndexByte(rest, '%')
+		if i < 0 {
+			break
+		}
+		if len(rest) < i+3 || !isHexDigit(rest[i+1]) || !isHexDigit(rest[i+2]) {
+			return false
+		}
+		rest = rest[i+3:]
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" {
+		return false
+	}
+	return (u.Scheme != "http" && u.Scheme != "https") || u.Host != ""
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // backoff checks backoff_max against backoff_base in the resolved settings,

@@ -31,10 +31,10 @@ type AssembleOptions struct {
 }
 
 // Assemble builds the aggregation of one item from base (URI, AltURI, ID,
-// OAIIdentifier, Author, CapabilityList, IsPartOf, Rights, and anything else
-// already known) and the item's metadata records, where facts[i] is what
-// Extract found in records[i] (facts may be shorter than records: a record that
-// could not be read says nothing). It returns a new Map; base is not changed.
+// OAIIdentifier, Author, IsPartOf, Rights, and anything else already known)
+// and the item's metadata records, where facts[i] is what Extract found in
+// records[i] (facts may be shorter than records: a record that could not be
+// read says nothing). It returns a new Map; base is not changed.
 //
 //   - Resources: the metadata records first, in the order given; then the
 //     landing page, once; then every file, once; then base.Resources not already

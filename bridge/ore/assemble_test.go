@@ -85,13 +85,20 @@ func TestAssembleMerges(t *testing.T) {
 	if len(base.Related) != 2 || base.Resources != nil {
 		t.Error("Assemble changed base")
 	}
-	// URI-A never becomes a related link, whatever Related holds.
+	// A document's own URI-A never becomes one of its related links, whatever
+	// Related holds; the 0.2 feed names the 1.0 URI-A, once (ORE-016).
+	m.Related = append(m.Related, base.AltURI+"#aggregation")
+	agg10, agg02 := []byte(`rel="related" href="`+base.URI+`#aggregation"`), []byte(`rel="related" href="`+base.AltURI+`#aggregation"`)
 	doc := write(t, m, false)
 	check02(t, m, doc)
-	if bytes.Contains(doc, []byte(`rel="related" href="`+base.URI+`#aggregation"`)) {
-		t.Error("ORE-016: URI-A written as related")
+	if bytes.Contains(doc, agg02) || bytes.Count(doc, agg10) != 1 {
+		t.Errorf("ORE-016: 0.2 related links:\n%s", doc)
 	}
-	check10(t, m, write(t, m, true))
+	doc = write(t, m, true)
+	check10(t, m, doc)
+	if bytes.Contains(doc, agg10) || bytes.Contains(doc, agg02) {
+		t.Errorf("a URI-A written as related in 1.0:\n%s", doc)
+	}
 }
 
 func TestAssembleOptions(t *testing.T) {

@@ -18,24 +18,39 @@
 // The 1.0 entry links to the 0.2 feed with
 // <link rel="alternate" type="application/atom+xml">, and the 0.2 feed links back
 // to the 1.0 entry with a feed-level alternate link, which has no ORE meaning
-// (ORE-017). Both carry <link rel="resourcesync"> to the ResourceSync Capability
-// List (feed level only in 0.2: ORE-032 allows no other links in entries).
+// (ORE-017). Neither document, nor the HTTP response serving it, carries a
+// rel="resourcesync" link: that relation may only point to a Capability List
+// that lists the linking resource and whose capabilities all cover it (RS-044..
+// RS-046), and Resource Maps are listed in no Capability List. No other
+// relation is put in its place: "collection" (RFC 6573) would make the Resource
+// Map a member of the Capability List and "up" a document in its hierarchy,
+// and it is neither. The sets the item is in are the Aggregation's
+// dcterms:isPartOf.
 //
 // # URI-R and URI-A across the two documents
 //
-// There is one Aggregation, URI-A = (1.0 URI-R) + "#aggregation" ([Map.Aggregation]),
-// and both documents describe it: the 1.0 entry's ore:describes link and the 0.2
-// feed's describes link carry the same URI-A. Each document's self link names the
-// URL where that document is served: [Map.URI] for 1.0, [Map.AltURI] for 0.2.
+// Each document describes URI-A = its own URI-R (its self link) + "#aggregation":
 //
-// This deviates from the letter of ORE-015 for the 0.2 document, which wants
-// URI-A = (its own URI-R) + "#aggregation". The alternative, describes =
-// AltURI#aggregation, would mint a second Aggregation URI for the same item, and
-// the ResourceSync wiring (collection links, GW-ORE-10/11) and ORE 1.0 both need a
-// single URI-A. Pointing the 0.2 self link at the 1.0 URL instead would misstate
-// where the 0.2 document is. ORE 1.0 lets URI-A be any URI, and the 0.2 profile is
-// the superseded alpha (D-ORE-01), so the 1.0 rule wins and the 0.2 deviation is
-// recorded here.
+//   - the 1.0 entry: self [Map.URI], ore:describes [Map.Aggregation] =
+//     URI + "#aggregation";
+//   - the 0.2 feed: self [Map.AltURI], describes AltURI + "#aggregation", as
+//     ORE-015 requires.
+//
+// ORE 1.0 lets URI-A be any URI; the gateway applies the same rule to it, so in
+// both documents the self and describes links agree, and a URI-A without its
+// fragment is the URL of the document that describes it. The two URI-As name the same Aggregation of the same item, and the 0.2 feed
+// says so with a related link (ore:analogousTo, "another URI by which the
+// Aggregation is known", ORE-016) to the 1.0 URI-A. That one is the URI the
+// ResourceSync documents name: every list entry of the item carries it as
+// rel="collection" (GW-ORE-10), and the 1.0 document is the one served at the
+// Resource Map URL. The alternate links between the two documents name
+// documents (URI-Rs), never URI-As.
+//
+// Every URI written (hrefs, rdf:about, rdf:resource, author uri, the URI-valued
+// extension elements of the 0.2 feed, rights) is made an IRI first: characters
+// RFC 3987 does not allow are percent-encoded, non-ASCII characters it allows
+// are kept, and a value that still is not an absolute IRI is left out (see
+// [Map.Validate]).
 //
 // # Identifiers
 //

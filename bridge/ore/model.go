@@ -3,7 +3,7 @@ package ore
 import (
 	"errors"
 	"fmt"
-	"net/url"
+	"strings"
 	"time"
 )
 
@@ -11,23 +11,22 @@ import (
 // resources it aggregates. Build it with Assemble, or by hand; WriteORE10 and
 // WriteORE02 serialise the same Map.
 type Map struct {
-	URI            string    // URI-R: where the ORE 1.0 document is served
-	AltURI         string    // where the 0.2 profile document is served
-	Aggregation    string    // URI-A = URI + "#aggregation"; both documents describe it
-	ID             string    // atom:id of the 0.2 feed (GW-ORE-02, see MapID); the 1.0 entry's id derives from it
-	OAIIdentifier  string    // the item's OAI identifier: entry ids (EntryID) and, as a URI, a related link
-	Title          string    // the object's title; "" falls back to OAIIdentifier, then Aggregation
-	Created        time.Time // when the gateway first saw the item (1.0 published)
-	Updated        time.Time // newest change of any part; the writers never emit less than the newest resource time
-	Author         Agent     // the gateway operator: author of the Resource Map (name required, uri recommended)
-	ItemAuthors    []Agent   // creators of the aggregated object (ORE 1.0 entry/author); empty: Author
-	Related        []string  // other URIs of the Aggregation (DOI resolver URLs, handles); URI-A itself is dropped
-	CapabilityList string    // the ResourceSync Capability List the item belongs to (rel="resourcesync")
-	Types          []string  // rdf:type of the Aggregation (COAR resource type URIs)
-	Creators       []string  // dcterms:creator of the Aggregation (name identifier URIs)
-	IsPartOf       []string  // dcterms:isPartOf of the Aggregation (the gateway URIs of the item's sets)
-	Resources      []Resource
-	Rights         string // optional licence URI of the Resource Map (atom:rights)
+	URI           string    // URI-R of the ORE 1.0 document: where it is served, its self link
+	AltURI        string    // URI-R of the 0.2 profile document: where it is served, its self link
+	Aggregation   string    // URI-A the 1.0 document describes: URI + "#aggregation" (Assemble sets it); the 0.2 document describes AltURI + "#aggregation"
+	ID            string    // atom:id of the 0.2 feed (GW-ORE-02, see MapID); the 1.0 entry's id derives from it
+	OAIIdentifier string    // the item's OAI identifier: entry ids (EntryID) and, as a URI, a related link
+	Title         string    // the object's title; "" falls back to OAIIdentifier, then Aggregation
+	Created       time.Time // when the gateway first saw the item (1.0 published)
+	Updated       time.Time // newest change of any part; the writers never emit less than the newest resource time
+	Author        Agent     // the gateway operator: author of the Resource Map (name required, uri recommended)
+	ItemAuthors   []Agent   // creators of the aggregated object (ORE 1.0 entry/author); empty: Author
+	Related       []string  // other URIs of the Aggregation (DOI resolver URLs, handles); the URI-As themselves are dropped
+	Types         []string  // rdf:type of the Aggregation (COAR resource type URIs)
+	Creators      []string  // dcterms:creator of the Aggregation (name identifier URIs)
+	IsPartOf      []string  // dcterms:isPartOf of the Aggregation (the gateway URIs of the item's sets)
+	Resources     []Resource
+	Rights        string // licence URI of the Resource Map's metadata (atom:rights, ORE-018); "" or not an IRI: none
 }
 
 // Kind says what an aggregated resource is.
@@ -79,37 +78,81 @@ const (
 	TypeHumanStartPage      = "info:eu-repo/semantics/humanStartPage"
 )
 
-// Validate reports what keeps the Map from being serialised: a missing URI, URI-A,
-// ID or author name, URI-A equal to a document URI, no resource (ORE-010), a
-// resource without URI, duplicate entry ids (ORE-020), an entry id equal to its
-// resource's URI (ORE-028), no time at all, or a time outside years 0000-9999.
-// Duplicate resource URIs are not an error: the writers keep the first.
+// Validate reports what keeps the Map from being serialised: a URI or AltURI
+// that is not an absolute IRI or has a fragment, AltURI equal to URI, a missing
+// ID or author name, an Aggregation other than URI + "#aggregation" (ORE-015),
+// no resource (ORE-010), a resource without URI, duplicate entry ids (ORE-020),
+// an entry id equal to its resource's URI (ORE-028), no time at all, or a time
+// outside years 0000-9999.
+//
+// Every URI the writers emit goes through the same IRI clean-up (see iri):
+// characters an IRI does not allow are percent-encoded, and a value that is
+// still not an absolute IRI is left out: a related link, a type, creator or
+// set, a conformsTo, an author uri, Rights, or a resource (which is then not
+// aggregated). Duplicate resource URIs (after that clean-up) are not an error:
+// the writers keep the first.
 func (m *Map) Validate() error {
 	_, err := m.view()
 	return err
 }
 
-// view is the Map as both writers emit it: defaults applied, resources
-// deduplicated, times settled.
+// view is the Map as both writers emit it: defaults applied, URIs made IRIs,
+// resources deduplicated, times settled.
 type view struct {
-	title   string
-	updated time.Time
-	related []string
-	landing Resource // the first KindLanding resource, URI "" when none
-	res     []Resource
+	uri, alt   string // the documents' URI-Rs (alt "" when there is no AltURI)
+	agg, agg02 string // the URI-As they describe: uri + "#aggregation", alt + "#aggregation" ("" without alt)
+	title      string
+	updated    time.Time
+	related    []string // other URIs of the Aggregation, without agg and agg02
+	types      []string
+	creators   []string
+	isPartOf   []string
+	rights     string
+	landing    Resource // the first KindLanding resource, URI "" when none
+	res        []Resource
+}
+
+// documentURI checks a URI-R: an absolute IRI without a fragment, since the
+// document's URI-A is URI-R + "#aggregation".
+func documentURI(name, s string) (string, error) {
+	u := iri(s)
+	switch {
+	case s == "" || u == "":
+		return "", fmt.Errorf("%s %q is not an absolute URI", name, s)
+	case strings.Contains(u, "#"):
+		return "", fmt.Errorf("%s %q has a fragment", name, s)
+	}
+	return u, nil
 }
 
 func (m *Map) view() (view, error) {
 	var v view
 	var errs []error
-	if u, err := url.Parse(m.URI); m.URI == "" || err != nil || !u.IsAbs() {
-		errs = append(errs, fmt.Errorf("URI %q is not an absolute URI", m.URI))
+	var err error
+	if v.uri, err = documentURI("URI", m.URI); err != nil {
+		errs = append(errs, err)
 	}
-	switch m.Aggregation {
-	case "":
+	if m.AltURI != "" {
+		if v.alt, err = documentURI("AltURI", m.AltURI); err != nil {
+			errs = append(errs, err)
+		} else if v.alt == v.uri {
+			errs = append(errs, fmt.Errorf("AltURI %q is the URI of the 1.0 document", m.AltURI))
+			v.alt = ""
+		}
+	}
+	if v.uri != "" {
+		v.agg = v.uri + "#aggregation"
+	}
+	if v.alt != "" {
+		v.agg02 = v.alt + "#aggregation"
+	}
+	switch {
+	case m.Aggregation == "":
 		errs = append(errs, errors.New("no Aggregation URI (URI-A)"))
-	case m.URI, m.AltURI:
+	case m.Aggregation == m.URI || m.Aggregation == m.AltURI:
 		errs = append(errs, fmt.Errorf("Aggregation URI %q is a document URI", m.Aggregation))
+	case v.agg != "" && iri(m.Aggregation) != v.agg:
+		errs = append(errs, fmt.Errorf(`Aggregation URI %q is not URI + "#aggregation" (ORE-015)`, m.Aggregation))
 	}
 	if m.ID == "" {
 		errs = append(errs, errors.New("no ID"))
@@ -128,20 +171,24 @@ func (m *Map) view() (view, error) {
 			errs = append(errs, fmt.Errorf("resource %d has no URI", i))
 			continue
 		}
-		if seen[r.URI] {
-			continue
+		raw := r.URI
+		if r.URI = iri(raw); r.URI == "" || seen[r.URI] {
+			continue // not an IRI even escaped: not aggregated; or a duplicate
 		}
 		seen[r.URI] = true
 		if r.ID == "" {
-			r.ID = EntryID(m.OAIIdentifier, r.URI)
+			r.ID = EntryID(m.OAIIdentifier, raw) // as Assemble does: ids stay what they were
 		}
-		if r.ID == r.URI {
+		if r.ID == r.URI || r.ID == raw {
 			errs = append(errs, fmt.Errorf("resource %s: entry id is the resource URI (ORE-028)", r.URI))
 		}
 		if ids[r.ID] {
 			errs = append(errs, fmt.Errorf("resource %s: entry id %s used twice (ORE-020)", r.URI, r.ID))
 		}
 		ids[r.ID] = true
+		if r.ConformsTo != "" {
+			r.ConformsTo = iri(r.ConformsTo)
+		}
 		if r.Updated.IsZero() {
 			r.Updated = r.Published
 		}
@@ -168,7 +215,7 @@ func (m *Map) view() (view, error) {
 			case KindLanding:
 				r.Title = "Landing page"
 			default:
-				r.Title = lastSegment(r.URI)
+				r.Title = lastSegment(raw)
 			}
 			if r.Title == "" {
 				r.Title = r.URI
@@ -204,15 +251,13 @@ func (m *Map) view() (view, error) {
 	if v.title == "" {
 		v.title = m.Aggregation
 	}
-	var oai []string
-	if u, err := url.Parse(m.OAIIdentifier); err == nil && u.IsAbs() {
-		oai = []string{m.OAIIdentifier}
-	}
-	for _, u := range unique(m.Related, oai) {
-		if u != m.Aggregation {
+	for _, u := range iris(m.Related, []string{m.OAIIdentifier}) {
+		if u != v.agg && u != v.agg02 {
 			v.related = append(v.related, u)
 		}
 	}
+	v.types, v.creators, v.isPartOf = iris(m.Types), iris(m.Creators), iris(m.IsPartOf)
+	v.rights = iri(m.Rights)
 	return v, errors.Join(errs...)
 }
 

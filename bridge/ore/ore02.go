@@ -18,10 +18,11 @@ const (
 // following ORE-006..ORE-036:
 //
 //   - feed: id (ID, ORE-013), self link = AltURI with type application/atom+xml
-//     (ORE-014), one describes link = URI-A (ORE-015, see the package doc for
-//     why URI-A is URI + "#aggregation" and not AltURI + "#aggregation"), related
-//     links (ORE-016), an alternate link to the 1.0 document and a resourcesync
-//     link to the Capability List (links with no ORE meaning, ORE-017), the
+//     (ORE-014), one describes link = AltURI + "#aggregation", this document's
+//     own URI-A (ORE-015), related links (ORE-016): first the 1.0 document's
+//     URI-A (Aggregation), another URI of the same Aggregation and the one
+//     ResourceSync collection links name, then Related and the OAI identifier;
+//     an alternate link to the 1.0 document (no ORE meaning, ORE-017), the
 //     author Author (ORE-007), title "Resource Map: {title}", updated, the
 //     ResourceMap category (ORE-008), the ORE icon and logo (ORE-012), rights
 //     (ORE-018), and rdf:type / dcterms:creator / dcterms:isPartOf extension
@@ -34,10 +35,13 @@ const (
 //     (ORE-036).
 //
 // The feed carries the GRDDL transformation attribute with the versioned 0.2
-// stylesheet URI (ORE-041).
+// stylesheet URI (ORE-041). It has no rel="resourcesync" link: that relation
+// may only point to a Capability List that lists the linking resource (RS-046),
+// and Resource Maps are in none. Every URI is written as an IRI (see
+// Map.Validate).
 func (m *Map) WriteORE02(w io.Writer) error {
 	v, err := m.view()
-	if err == nil && m.AltURI == "" {
+	if err == nil && v.alt == "" {
 		err = errors.New("no AltURI for the feed's self link")
 	}
 	if err != nil {
@@ -48,31 +52,29 @@ func (m *Map) WriteORE02(w io.Writer) error {
 	x.raw(`<feed xmlns="` + nsAtom + `" xmlns:rdf="` + nsRDF + `" xmlns:dcterms="` + nsDCTerms +
 		`" xmlns:grddl="` + nsGRDDL + `" grddl:transformation="` + grddl02 + `">`)
 	x.elem(1, "id", m.ID)
-	x.link(1, link{rel: "self", href: m.AltURI, typ: MediaType})
-	x.link(1, link{rel: "describes", href: m.Aggregation})
+	x.link(1, link{rel: "self", href: v.alt, typ: MediaType})
+	x.link(1, link{rel: "describes", href: v.agg02})
+	x.link(1, link{rel: "related", href: v.agg})
 	for _, u := range v.related {
 		x.link(1, link{rel: "related", href: u})
 	}
-	x.link(1, link{rel: "alternate", href: m.URI, typ: MediaType})
-	if m.CapabilityList != "" {
-		x.link(1, link{rel: "resourcesync", href: m.CapabilityList})
-	}
+	x.link(1, link{rel: "alternate", href: v.uri, typ: MediaType})
 	x.person(1, "author", m.Author)
 	x.elem(1, "title", "Resource Map: "+v.title)
 	x.elem(1, "updated", formatTime(v.updated))
 	x.category(1, nsORE, nsORE+"ResourceMap", "Resource Map")
 	x.elem(1, "icon", icon02)
 	x.elem(1, "logo", logo02)
-	if m.Rights != "" {
-		x.elem(1, "rights", m.Rights)
+	if v.rights != "" {
+		x.elem(1, "rights", v.rights)
 	}
-	for _, u := range unique(m.Types) {
+	for _, u := range v.types {
 		x.elem(1, "rdf:type", u)
 	}
-	for _, u := range unique(m.Creators) {
+	for _, u := range v.creators {
 		x.elem(1, "dcterms:creator", u)
 	}
-	for _, u := range unique(m.IsPartOf) {
+	for _, u := range v.isPartOf {
 		x.elem(1, "dcterms:isPartOf", u)
 	}
 	for _, r := range v.res {

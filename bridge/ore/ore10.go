@@ -11,20 +11,22 @@ const MediaType = "application/atom+xml"
 
 // WriteORE10 writes the Map as an ORE 1.0 Atom Entry Document
 // (application/atom+xml): the Resource Map is the atom:entry; its self link is
-// URI, its ore:describes link URI-A; each aggregated resource is a
+// URI, its ore:describes link URI-A = URI + "#aggregation" (Aggregation), the
+// same rule as the 0.2 document's (ORE-015); each aggregated resource is a
 // link rel="http://www.openarchives.org/ore/terms/aggregates" with type, title
 // and length; the landing page is also the text/html alternate link and the 0.2
 // document the application/atom+xml one; Related URIs are related links; types
 // and relations of the Aggregation and its resources go in oreatom:triples. The
 // entry's authors are ItemAuthors (else Author) and source/author is Author, the
 // Resource Map's creator. Its atom:id is UUID5(Namespace(), ID+"\nore-1.0"), so
-// it never equals the 0.2 feed's id.
+// it never equals the 0.2 feed's id. There is no rel="resourcesync" link (see
+// WriteORE02). Every URI is written as an IRI (see Map.Validate).
 //
 // RFC 4287 wants an alternate link in an entry without content, so a Map with
 // neither a landing page nor AltURI is refused.
 func (m *Map) WriteORE10(w io.Writer) error {
 	v, err := m.view()
-	if err == nil && v.landing.URI == "" && m.AltURI == "" {
+	if err == nil && v.landing.URI == "" && v.alt == "" {
 		err = errors.New("neither a landing page nor AltURI for the entry's alternate link")
 	}
 	if err != nil {
@@ -34,19 +36,16 @@ func (m *Map) WriteORE10(w io.Writer) error {
 	x.raw(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	x.raw(`<entry xmlns="` + nsAtom + `" xmlns:oreatom="` + nsOREAtom + `" xmlns:rdf="` + nsRDF + `" xmlns:dcterms="` + nsDCTerms + `">`)
 	x.elem(1, "id", Entry10ID(m.ID))
-	x.link(1, link{rel: "self", href: m.URI, typ: MediaType})
-	x.link(1, link{rel: nsORE + "describes", href: m.Aggregation})
+	x.link(1, link{rel: "self", href: v.uri, typ: MediaType})
+	x.link(1, link{rel: nsORE + "describes", href: v.agg})
 	if v.landing.URI != "" {
 		x.link(1, link{rel: "alternate", href: v.landing.URI, typ: v.landing.Type})
 	}
-	if m.AltURI != "" {
-		x.link(1, link{rel: "alternate", href: m.AltURI, typ: MediaType})
+	if v.alt != "" {
+		x.link(1, link{rel: "alternate", href: v.alt, typ: MediaType})
 	}
 	for _, u := range v.related {
 		x.link(1, link{rel: "related", href: u})
-	}
-	if m.CapabilityList != "" {
-		x.link(1, link{rel: "resourcesync", href: m.CapabilityList})
 	}
 	x.elem(1, "title", v.title)
 	authors := 0
@@ -68,25 +67,25 @@ func (m *Map) WriteORE10(w io.Writer) error {
 		x.elem(1, "published", formatTime(m.Created))
 	}
 	x.elem(1, "updated", formatTime(v.updated))
-	if m.Rights != "" {
-		x.elem(1, "rights", m.Rights)
+	if v.rights != "" {
+		x.elem(1, "rights", v.rights)
 	}
 	x.category(1, nsORE, nsORE+"Aggregation", "Aggregation")
 	for _, r := range v.res {
 		x.link(1, link{rel: nsORE + "aggregates", href: r.URI, typ: r.Type, title: r.Title, length: r.Length})
 	}
-	if needsTriples(m, v.res) {
-		m.writeTriples(x, v.res)
+	if needsTriples(v) {
+		writeTriples(x, v)
 	}
 	x.raw("\n</entry>\n")
 	return x.flush()
 }
 
-func needsTriples(m *Map, res []Resource) bool {
-	if hasAny(m.Types, m.Creators, m.IsPartOf) {
+func needsTriples(v view) bool {
+	if len(v.types)+len(v.creators)+len(v.isPartOf) > 0 {
 		return true
 	}
-	for _, r := range res {
+	for _, r := range v.res {
 		if r.Kind == KindMetadata || r.Kind == KindLanding || r.ObjectType != "" {
 			return true
 		}
@@ -96,23 +95,23 @@ func needsTriples(m *Map, res []Resource) bool {
 
 // writeTriples writes oreatom:triples: the Aggregation's types and relations,
 // then each resource's.
-func (m *Map) writeTriples(x *xmlWriter, res []Resource) {
+func writeTriples(x *xmlWriter, v view) {
 	x.indent(1)
 	x.raw("<oreatom:triples>")
-	if hasAny(m.Types, m.Creators, m.IsPartOf) {
-		x.describe(2, m.Aggregation, func() {
-			for _, u := range unique(m.Types) {
+	if len(v.types)+len(v.creators)+len(v.isPartOf) > 0 {
+		x.describe(2, v.agg, func() {
+			for _, u := range v.types {
 				x.resourceElem(3, "rdf:type", u)
 			}
-			for _, u := range unique(m.Creators) {
+			for _, u := range v.creators {
 				x.resourceElem(3, "dcterms:creator", u)
 			}
-			for _, u := range unique(m.IsPartOf) {
+			for _, u := range v.isPartOf {
 				x.resourceElem(3, "dcterms:isPartOf", u)
 			}
 		})
 	}
-	for _, r := range res {
+	for _, r := range v.res {
 		switch {
 		case r.Kind == KindMetadata:
 			x.describe(2, r.URI, func() {
@@ -136,22 +135,18 @@ func Entry10ID(mapID string) string {
 	return UUID5(Namespace(), mapID+"\nore-1.0")
 }
 
-// describe writes an rdf:Description about uri whose properties body writes.
+// describe writes an rdf:Description about uri (made an IRI, iri) whose
+// properties body writes; nothing when uri cannot be an IRI.
 func (w *xmlWriter) describe(n int, uri string, body func()) {
+	about := iri(uri)
+	if about == "" {
+		return
+	}
 	w.indent(n)
 	w.raw("<rdf:Description")
-	w.attr("rdf:about", uri)
+	w.attr("rdf:about", about)
 	w.raw(">")
 	body()
 	w.indent(n)
 	w.raw("</rdf:Description>")
-}
-
-func hasAny(lists ...[]string) bool {
-	for _, l := range lists {
-		if len(unique(l)) > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -26,14 +26,13 @@ func t1() time.Time { return time.Date(2024, 4, 1, 3, 0, 5, 0, time.UTC) }
 // baseMap is what the gateway knows of an item before looking at its records.
 func baseMap() Map {
 	return Map{
-		URI:            gw + "rem.atom",
-		AltURI:         gw + "rem-0.2.atom",
-		ID:             MapID("ir-a", oaiID),
-		OAIIdentifier:  oaiID,
-		Author:         Agent{Name: "OAI-PMH to ResourceSync gateway", URI: "https://rs.example.org/"},
-		CapabilityList: "https://rs.example.org/ir-a/jpcoar_2.0/capabilitylist.xml",
-		IsPartOf:       []string{"https://rs.example.org/ir-a/sets/theses"},
-		Rights:         "https://creativecommons.org/publicdomain/zero/1.0/",
+		URI:           gw + "rem.atom",
+		AltURI:        gw + "rem-0.2.atom",
+		ID:            MapID("ir-a", oaiID),
+		OAIIdentifier: oaiID,
+		Author:        Agent{Name: "OAI-PMH to ResourceSync gateway", URI: "https://rs.example.org/"},
+		IsPartOf:      []string{"https://rs.example.org/ir-a/sets/theses"},
+		Rights:        "https://creativecommons.org/publicdomain/zero/1.0/",
 	}
 }
 
@@ -161,13 +160,14 @@ func isIRI(s string) bool {
 	return err == nil && u.IsAbs()
 }
 
-// wantARs is the list of aggregated resource URIs of m, deduplicated in order.
+// wantARs is the list of aggregated resource URIs of m as IRIs, deduplicated
+// in order.
 func wantARs(m Map) []string {
 	var uris []string
 	for _, r := range m.Resources {
 		uris = append(uris, r.URI)
 	}
-	return unique(uris)
+	return iris(uris)
 }
 
 // alternatesUnique checks RFC 4287 4.1.1/4.1.2: no two alternate links with the
@@ -231,24 +231,30 @@ func check02(t *testing.T, m Map, doc []byte) {
 		t.Errorf("ORE-014: self link type %q href %q", self.attr("", "type"), self.attr("", "href"))
 	}
 	describes := one(t, "ORE-015 describes link", feed.links("describes"))
-	if href := describes.attr("", "href"); href != m.Aggregation || href != m.URI+"#aggregation" {
-		t.Errorf("ORE-015: describes %q, want the one URI-A %q", href, m.URI+"#aggregation")
+	if href := describes.attr("", "href"); href != self.attr("", "href")+"#aggregation" {
+		t.Errorf("ORE-015: describes %q, want the feed's own URI-R + #aggregation %q", href, self.attr("", "href")+"#aggregation")
 	}
+	var to10 int
 	for _, l := range feed.links("related") {
-		if l.attr("", "href") == m.Aggregation {
+		switch l.attr("", "href") {
+		case describes.attr("", "href"):
 			t.Error("ORE-016: related link to URI-A")
+		case m.Aggregation:
+			to10++
 		}
+	}
+	if to10 != 1 {
+		t.Errorf("ORE-016: %d related links to the 1.0 document's URI-A %q, want 1", to10, m.Aggregation)
 	}
 	alternatesUnique(t, "ORE-017", feed)
 	if alt := one(t, "ORE-017 link to the 1.0 document", feed.links("alternate")); alt.attr("", "href") != m.URI || alt.attr("", "type") != MediaType {
 		t.Errorf("feed alternate link %q %q", alt.attr("", "href"), alt.attr("", "type"))
 	}
-	if m.CapabilityList != "" {
-		if l := one(t, "resourcesync link", feed.links("resourcesync")); l.attr("", "href") != m.CapabilityList {
-			t.Errorf("resourcesync link %q", l.attr("", "href"))
-		}
+	if l := feed.links("resourcesync"); len(l) > 0 {
+		t.Errorf("RS-046: %d resourcesync links in a Resource Map, which no Capability List lists", len(l))
 	}
 	atMostOne(t, "ORE-018 rights", feed.all(nsAtom, "rights"))
+	checkRights(t, m, feed)
 	atMostOne(t, "ORE-019 subtitle", feed.all(nsAtom, "subtitle"))
 	if title := one(t, "ORE-019 title", feed.all(nsAtom, "title")); !strings.HasPrefix(title.text, "Resource Map: ") {
 		t.Errorf("GW-ORE-03: title %q", title.text)
@@ -330,6 +336,22 @@ func check02(t *testing.T, m Map, doc []byte) {
 	}
 }
 
+// checkRights: a Map with Rights has exactly one atom:rights holding that
+// licence URI (ORE-018); one without has none.
+func checkRights(t *testing.T, m Map, n *node) {
+	t.Helper()
+	rights := n.all(nsAtom, "rights")
+	if m.Rights == "" {
+		if len(rights) > 0 {
+			t.Errorf("ORE-018: rights %q without Rights", rights[0].text)
+		}
+		return
+	}
+	if r := one(t, "ORE-018 rights", rights); r.text != m.Rights || !isIRI(r.text) {
+		t.Errorf("ORE-018: rights %q, want the licence URI %q", r.text, m.Rights)
+	}
+}
+
 func resourceByURI(m Map, uri string) *Resource {
 	for i := range m.Resources {
 		if m.Resources[i].URI == uri {
@@ -355,10 +377,11 @@ func check10(t *testing.T, m Map, doc []byte) {
 	if self.attr("", "href") != m.URI || self.attr("", "type") != MediaType {
 		t.Errorf("self link %q %q", self.attr("", "href"), self.attr("", "type"))
 	}
-	if d := one(t, "ore:describes link", e.links(nsORE+"describes")); d.attr("", "href") != m.Aggregation {
-		t.Errorf("describes %q", d.attr("", "href"))
+	if d := one(t, "ore:describes link", e.links(nsORE+"describes")); d.attr("", "href") != m.Aggregation || d.attr("", "href") != self.attr("", "href")+"#aggregation" {
+		t.Errorf("describes %q, want the entry's own URI-R + #aggregation %q", d.attr("", "href"), self.attr("", "href")+"#aggregation")
 	}
 	one(t, "title", e.all(nsAtom, "title"))
+	checkRights(t, m, e)
 	u := date(t, "updated", one(t, "updated", e.all(nsAtom, "updated")))
 	atMostOne(t, "published", e.all(nsAtom, "published"))
 	if len(e.all(nsAtom, "content")) > 0 {
@@ -398,10 +421,8 @@ func check10(t *testing.T, m Map, doc []byte) {
 	if toAlt != 1 {
 		t.Errorf("%d alternate links to the 0.2 document, want 1", toAlt)
 	}
-	if m.CapabilityList != "" {
-		if l := one(t, "resourcesync link", e.links("resourcesync")); l.attr("", "href") != m.CapabilityList {
-			t.Errorf("resourcesync link %q", l.attr("", "href"))
-		}
+	if l := e.links("resourcesync"); len(l) > 0 {
+		t.Errorf("RS-046: %d resourcesync links in a Resource Map, which no Capability List lists", len(l))
 	}
 	var ars []string
 	for _, l := range e.links(nsORE + "aggregates") {
@@ -444,6 +465,10 @@ func TestWriterRefusals(t *testing.T) {
 		{"no author", func(m *Map) { m.Author.Name = "" }, "ORE-007", "ORE-007", true},
 		{"no id", func(m *Map) { m.ID = "" }, "no ID", "no ID", true},
 		{"URI-A is the document", func(m *Map) { m.Aggregation = m.AltURI }, "is a document URI", "is a document URI", true},
+		{"URI-A is not URI#aggregation", func(m *Map) { m.Aggregation = m.AltURI + "#aggregation" }, "ORE-015", "ORE-015", true},
+		{"URI-R with a fragment", func(m *Map) { m.URI += "#x"; m.Aggregation = m.URI + "#aggregation" }, "has a fragment", "has a fragment", true},
+		{"AltURI is URI", func(m *Map) { m.AltURI = m.URI }, "is the URI of the 1.0 document", "is the URI of the 1.0 document", true},
+		{"AltURI not a URI", func(m *Map) { m.AltURI = "rem-0.2.atom" }, "AltURI", "AltURI", true},
 		{"relative URI", func(m *Map) { m.URI = "rem.atom" }, "not an absolute URI", "not an absolute URI", true},
 		{"duplicate entry ids", func(m *Map) {
 			m.Resources = append(m.Resources, Resource{URI: "https://x/1", ID: "urn:x"}, Resource{URI: "https://x/2", ID: "urn:x"})

@@ -106,11 +106,17 @@ type link struct {
 	length                int64
 }
 
+// link writes an atom:link whose href is l.href made an IRI (iri); a link
+// whose href cannot be one is left out.
 func (w *xmlWriter) link(n int, l link) {
+	href := iri(l.href)
+	if href == "" {
+		return
+	}
 	w.indent(n)
 	w.raw("<link")
 	w.attr("rel", l.rel)
-	w.attr("href", l.href)
+	w.attr("href", href)
 	w.attr("type", l.typ)
 	w.attr("title", l.title)
 	if l.length > 0 {
@@ -119,13 +125,14 @@ func (w *xmlWriter) link(n int, l link) {
 	w.raw("/>")
 }
 
-// person writes an Atom Person construct (author).
+// person writes an Atom Person construct (author); its uri is a.URI made an
+// IRI (iri), left out when it cannot be one.
 func (w *xmlWriter) person(n int, name string, a Agent) {
 	w.indent(n)
 	w.raw("<" + name + ">")
 	w.elem(n+1, "name", a.Name)
-	if a.URI != "" {
-		w.elem(n+1, "uri", a.URI)
+	if u := iri(a.URI); u != "" {
+		w.elem(n+1, "uri", u)
 	}
 	w.indent(n)
 	w.raw("</" + name + ">")
@@ -141,10 +148,15 @@ func (w *xmlWriter) category(n int, scheme, term, label string) {
 	w.raw("/>")
 }
 
-// resourceElem writes <name rdf:resource="uri"/>.
+// resourceElem writes <name rdf:resource="uri"/>, uri made an IRI (iri); it
+// writes nothing when uri cannot be one.
 func (w *xmlWriter) resourceElem(n int, name, uri string) {
+	ref := iri(uri)
+	if ref == "" {
+		return
+	}
 	w.indent(n)
 	w.raw("<" + name)
-	w.attr("rdf:resource", uri)
+	w.attr("rdf:resource", ref)
 	w.raw("/>")
 }
