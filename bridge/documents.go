@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -525,16 +526,20 @@ func (s *Server) resource(w http.ResponseWriter, r *http.Request) {
 }
 
 // channel serves a set's change-notification topic (CN-024..CN-027): 200,
-// application/xml, Link self and hub, and the latest notification as the body
-// (empty, with Content-Length 0, before the first).
+// application/xml, Link self and hub, and the latest notification as the
+// body. Before the first notification the body is an empty notification
+// (from = until = where the channel's changes start) rather than nothing:
+// an empty body is legal, but XML clients fail on it.
 func (s *Server) channel(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	if !s.cfg.Notification.On() {
 		httpError(w, http.StatusNotFound, "change notification is off (notification.enabled)")
 		return
 	}
 	var ch store.Channel
+	var at time.Time
 	err := s.db.View(r.Context(), func(snap *store.Snap) error {
 		var err error
+		at = snap.At()
 		ch, err = snap.Channel(rs.repo.Name, rs.prefix, rs.set)
 		return err
 	})
@@ -542,8 +547,19 @@ func (s *Server) channel(w http.ResponseWriter, r *http.Request, rs resourceSet)
 		s.fail(w, r, err)
 		return
 	}
+	body, modified := ch.Latest, ch.LatestTime
+	if len(body) == 0 {
+		since := cmp.Or(ch.Until, ch.Started, at)
+		var b bytes.Buffer
+		d := rsync.NewURLSet(&b, rsync.MD{Capability: changeNotification, From: since, Until: since}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
+		if err := d.Close(); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		body, modified = b.Bytes(), since
+	}
 	w.Header().Set("Content-Type", xmlType)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="self", <%s>; rel="hub", <%s>; rel="resourcesync"`, rs.topic(), hubURL(s.cfg, s.base), rs.capabilityList()))
-	http.ServeContent(w, r, "", ch.LatestTime, bytes.NewReader(ch.Latest))
+	http.ServeContent(w, r, "", modified, bytes.NewReader(body))
 }

@@ -33,9 +33,7 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border-bottom:1px solid
 th{background:#f4f4f4}code{background:#f4f4f4;padding:0 .2em}.err{color:#a00}</style>{{end}}
 
 {{define "home"}}{{template "head" "rsbridge"}}
-<link rel="resourcesync" href="{{.Status.SourceDescription}}">
-{{range .AllRecords}}<link rel="resourcesync" href="{{.}}">
-{{end}}</head><body>
+</head><body>
 <h1>rsbridge</h1>
 {{if .Status.Disk.HarvestsStopped}}<p class="err"><b>Harvests are stopped:</b> {{.Status.Disk.Error}}</p>{{end}}
 <p>OAI-PMH repositories published as ResourceSync 1.1 sources.
@@ -128,8 +126,10 @@ type homeRepo struct {
 }
 
 // home is the status page: per repository what runs, what ran and what is
-// held, with a <link rel="resourcesync"> to the Source Description and to
-// each all-records Capability List.
+// held. It carries no <link rel="resourcesync">: such a link must name a
+// Capability List that covers the linking page (RS-044, RS-046), and no
+// Capability List lists this page; destinations start at the Source
+// Description, which the page links in its text.
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	st, err := s.status(r.Context(), true)
 	if err != nil {
@@ -137,9 +137,8 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := struct {
-		Status     *Status
-		AllRecords []string
-		Repos      []homeRepo
+		Status *Status
+		Repos  []homeRepo
 	}{Status: st}
 	hide := s.cfg.Status.HideErrors
 	err = s.db.View(r.Context(), func(snap *store.Snap) error {
@@ -153,7 +152,6 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 			for _, fr := range rr.Formats {
 				hf := homeFormat{FormatReport: fr, Chart: eventsChart(fr.EventsPerDay)}
 				all := resourceSet{repo: repo, prefix: fr.Prefix, set: store.AllSet, base: s.base}
-				data.AllRecords = append(data.AllRecords, all.capabilityList())
 				hf.Sets = append(hf.Sets, homeSet{Label: "all records", CapabilityList: all.capabilityList(), About: all.about()})
 				for j, spec := range specs {
 					if j >= homeSetsShown {
