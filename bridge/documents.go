@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -333,6 +334,38 @@ func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, s
 		return err
 	}
 	return d.Close()
+}
+
+// ChangeListBytes is the most a Change List's entries may take
+// (store.Options.ChangeListBytes): the sitemap limit less the room for the
+// document's root.
+const ChangeListBytes = rsync.MaxBytes - docRoom
+
+// ChangeEntryBound returns, for store.Options.ChangeEntryBytes, an upper
+// bound of the bytes one Change List entry about an identifier takes in the
+// lists this configuration serves: the entry of an empty identifier with the
+// widest values, plus what the identifier adds to each URL that carries it.
+func ChangeEntryBound(cfg *config.Config) func(repo, prefix, id string) int64 {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	widest := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	fixed := map[[2]string]int64{}
+	for _, repo := range cfg.Repositories {
+		for _, p := range repo.MetadataPrefixes {
+			rs := resourceSet{repo: repo, prefix: p, set: store.AllSet, base: base}
+			ev := &store.SetEvent{Change: store.Updated, Time: widest, Datestamp: widest, Length: math.MaxInt64,
+				MD5: strings.Repeat("0", 32), SHA256: strings.Repeat("0", 64)}
+			fixed[[2]string{repo.Name, p}] = rsync.EntrySize(changeEntry(rs, getRecordURL(repo.BaseURL, p), ev))
+		}
+	}
+	return func(repo, prefix, id string) int64 {
+		f, ok := fixed[[2]string{repo, prefix}]
+		if !ok {
+			return 0 // not served: nothing to bound
+		}
+		// loc and the collection link carry the identifier as a path
+		// segment, the via link as a query value.
+		return f + 2*int64(rsync.EscapedLen(segment(id))) + int64(rsync.EscapedLen(url.QueryEscape(id)))
+	}
 }
 
 // pageRange reads a page's range from its URL: start and end, each optional

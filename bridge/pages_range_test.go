@@ -222,3 +222,42 @@ func TestLongIdentifierQuarantined(t *testing.T) {
 		t.Fatalf("quarantine: %+v", held)
 	}
 }
+
+// TestEntryBoundsHold: the size bounds that cut Resource List pages and
+// Change Lists are upper bounds of what the entries really take, for
+// identifiers and landing pages full of characters that escaping expands.
+func TestEntryBoundsHold(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader("base_url: http://rs.test/x\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai?a=b&c=d\n    metadata_prefixes: [oai_dc, jpcoar_2.0, junii2]\n"))
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openStore(t, store.Options{InMemory: true})
+	srv := mustServer(t, cfg, db, ServerOptions{})
+	changeBound := ChangeEntryBound(cfg)
+	now := time.Date(2026, 11, 24, 5, 29, 59, 853945000, time.UTC)
+	for _, id := range []string{"a", "oai:x:1", "a&b<c>\"d'e", "論文 28/v1?x=y#z", strings.Repeat("&", 300), "%41%", ". .."} {
+		for _, prefix := range cfg.Repositories[0].MetadataPrefixes {
+			rs := resourceSet{repo: cfg.Repositories[0], prefix: prefix, set: store.AllSet, base: srv.base}
+			rec := &store.Record{Identifier: id, Modified: now, Datestamp: now, Length: 123456, MD5: strings.Repeat("a", 32), SHA256: strings.Repeat("b", 64),
+				Landing: "http://landing.test/?a=1&b=<2>&c=\"3\""}
+			e := srv.resourceEntry(rs, getRecordURL(rs.repo.BaseURL, prefix), nil, rec)
+			for _, p := range cfg.Repositories[0].MetadataPrefixes {
+				if p != prefix {
+					e.Links = append(e.Links, rsync.Link{Rel: "alternate", Href: rs.resourceIn(p, id), Type: xmlType})
+				}
+			}
+			if got, bound := rsync.EntrySize(e), srv.entryBound(rs)(rec); got > bound {
+				t.Errorf("resource entry of %q in %s: %d bytes, bound %d", id, prefix, got, bound)
+			}
+			for _, c := range []store.Change{store.Created, store.Deleted} {
+				ev := &store.SetEvent{Identifier: id, Change: c, Time: now, Datestamp: now, Length: 123456, MD5: rec.MD5, SHA256: rec.SHA256}
+				if got, bound := rsync.EntrySize(changeEntry(rs, getRecordURL(rs.repo.BaseURL, prefix), ev)), changeBound("demo", prefix, id); got > bound {
+					t.Errorf("change entry of %q in %s: %d bytes, bound %d", id, prefix, got, bound)
+				}
+			}
+		}
+	}
+}

@@ -294,7 +294,9 @@ func (b *Batch) appendEvent(ev *Event) error {
 }
 
 // catalog counts the event into the set's current Change List, starting a new
-// list when the period changed or the current one is full.
+// list when the period changed, the current one is full, or the event's entry
+// would take it past the byte limit (the current list then closes at its last
+// entry, written here since the batch keeps only the newest list per set).
 func (b *Batch) catalog(set string, ev *Event) error {
 	cur, ok := b.lists[set]
 	if !ok {
@@ -303,6 +305,18 @@ func (b *Batch) catalog(set string, ev *Event) error {
 			return err
 		}
 		b.lists[set] = cur
+	}
+	var size int64
+	if b.db.entryBytes != nil && b.db.clBytes > 0 {
+		size = b.db.entryBytes(b.repo, b.prefix, ev.Identifier)
+		if cur != nil && cur.Count > 0 && !cur.full() && cur.Covers(ev.Time) && cur.Bytes+size > b.db.clBytes {
+			cur.Full = true
+			v, err := json.Marshal(cur)
+			if err != nil {
+				return err
+			}
+			b.stage(key('l', b.repo, b.prefix, set, cur.ID), v)
+		}
 	}
 	if cur == nil || !cur.Covers(ev.Time) {
 		next := NextList(cur, b.ctr.Began, b.db.clPeriod, b.db.clLimit)
@@ -316,6 +330,7 @@ func (b *Batch) catalog(set string, ev *Event) error {
 		cur.FirstSeq = ev.Seq
 	}
 	cur.Count++
+	cur.Bytes += size
 	cur.LastSeq = ev.Seq
 	cur.LastTime = ev.Time
 	b.lists[set] = cur

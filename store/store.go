@@ -51,6 +51,14 @@ type Options struct {
 	// affects only lists started afterwards.
 	ChangeListLimit  int
 	ChangeListPeriod time.Duration
+	// ChangeListBytes, with ChangeEntryBytes, bounds a Change List's size:
+	// a list whose next entry would take it past ChangeListBytes closes at
+	// its last entry, like a list that holds ChangeListLimit entries.
+	// ChangeEntryBytes returns an upper bound of the bytes one entry about
+	// the identifier takes in a served list; nil: lists are cut by count
+	// and period only.
+	ChangeListBytes  int64
+	ChangeEntryBytes func(repo, prefix, id string) int64
 	// MinFree is the free space the data directory must keep: below it every
 	// write is refused with a *SpaceError before Badger could run out of disk
 	// inside a memory-mapped file (which kills the process with SIGBUS).
@@ -87,6 +95,8 @@ type DB struct {
 	maxBatchCount  int64
 	clLimit        int
 	clPeriod       time.Duration
+	clBytes        int64
+	entryBytes     func(repo, prefix, id string) int64
 	written        atomic.Bool // something was committed since the last periodic sync
 	setsGen        atomic.Uint64
 	horizon        horizon // what readers can rely on (horizon.go)
@@ -108,7 +118,7 @@ func Open(opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: a Change List limit and period are required (got %d, %s)", opts.ChangeListLimit, opts.ChangeListPeriod)
 	}
 	db := &DB{log: opts.Logger, now: opts.Now, dir: opts.Dir, stop: make(chan struct{}),
-		clLimit: opts.ChangeListLimit, clPeriod: opts.ChangeListPeriod,
+		clLimit: opts.ChangeListLimit, clPeriod: opts.ChangeListPeriod, clBytes: opts.ChangeListBytes, entryBytes: opts.ChangeEntryBytes,
 		space:   spaceCheck{dir: opts.Dir, min: opts.MinFree, free: opts.FreeSpace, inMemory: opts.InMemory},
 		horizon: horizon{now: opts.Now, pending: map[*Batch]time.Time{}}}
 	bo := badger.DefaultOptions(opts.Dir)

@@ -390,3 +390,49 @@ func TestOpenAfterCrashBetweenCreateAndSize(t *testing.T) {
 		t.Fatalf("metadata %q", m)
 	}
 }
+
+// TestChangeListBytes: a list whose next entry would pass the byte limit
+// closes at its last entry, like a list that holds the limit of entries, so
+// no Change List passes 50 MiB whatever its identifiers (issue 16, finding
+// 4: only the entry count was checked).
+func TestChangeListBytes(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	db, err := Open(Options{InMemory: true, Now: func() time.Time { return t0 }, ChangeListLimit: 100, ChangeListPeriod: time.Hour,
+		ChangeListBytes: 2500, ChangeEntryBytes: func(repo, prefix, id string) int64 { return int64(1000 + len(id)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b, _ := db.NewBatch("r", "p")
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var ls []ChangeListInfo
+	var at time.Time
+	db.View(context.Background(), func(s *Snap) error {
+		at = s.At()
+		ls, err = s.ChangeLists("r", "p", AllSet)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []int
+	for i, l := range ls {
+		counts = append(counts, l.Count)
+		if l.Bytes > 2500 {
+			t.Errorf("list %s bounds %d bytes, more than 2500", l.ID, l.Bytes)
+		}
+		if i < len(ls)-1 && (l.Until(at).IsZero() || !l.Until(at).Equal(ls[i+1].From)) {
+			t.Errorf("list %s: until %v, next from %v", l.ID, l.Until(at), ls[i+1].From)
+		}
+	}
+	if !reflect.DeepEqual(counts, []int{2, 2, 1}) {
+		t.Errorf("entries per list %v, want [2 2 1]", counts)
+	}
+}

@@ -202,7 +202,8 @@ type SetEvent struct {
 // contiguous, and is named after that start: its URL never changes while it
 // is open. It stays open, empty, until its first change comes; then it closes
 // when the period (UTC, aligned to the Unix epoch) of that first change ends,
-// or at its last change when it holds the limit of entries. The catalog is
+// or at its last change when it holds the limit of entries or the next entry
+// would take it past the limit of bytes. The catalog is
 // written with the events, so a closed list never changes.
 type ChangeListInfo struct {
 	Set      string        `json:"-"`
@@ -216,14 +217,22 @@ type ChangeListInfo struct {
 	FirstSeq uint64        `json:"first"`
 	LastSeq  uint64        `json:"last"`
 	LastTime time.Time     `json:"last_time"`
+	// Bytes bounds the size of the list's entries (Options.ChangeEntryBytes);
+	// Full says the next entry would not have fitted, so the list closed at
+	// its last entry.
+	Bytes int64 `json:"bytes,omitempty"`
+	Full  bool  `json:"full,omitempty"`
 }
+
+// full reports whether the list closed at its last entry.
+func (c *ChangeListInfo) full() bool { return c.Count >= c.Limit || c.Full }
 
 // Until is when the list closed, or zero while it is open at the horizon at
 // (Snap.At): a list whose period ended before every event still uncommitted
 // was timed can get no more entries.
 func (c *ChangeListInfo) Until(at time.Time) time.Time {
 	switch {
-	case c.Count >= c.Limit:
+	case c.full():
 		return c.LastTime
 	case c.Count == 0:
 		return time.Time{}
@@ -242,7 +251,7 @@ func NextList(last *ChangeListInfo, began time.Time, dur time.Duration, limit in
 	next := ChangeListInfo{Dur: dur, Part: 1, From: began.UTC(), Limit: limit}
 	if last != nil {
 		next.Set = last.Set
-		if last.Count >= last.Limit {
+		if last.full() {
 			next.From = last.LastTime
 		} else {
 			next.From = last.Period.Add(last.Dur)
@@ -258,7 +267,7 @@ func NextList(last *ChangeListInfo, began time.Time, dur time.Duration, limit in
 
 // Covers reports whether a change at t still belongs in the list.
 func (c *ChangeListInfo) Covers(t time.Time) bool {
-	return c.Count < c.Limit && (c.Count == 0 || t.Before(c.Period.Add(c.Dur)))
+	return !c.full() && (c.Count == 0 || t.Before(c.Period.Add(c.Dur)))
 }
 
 const listIDLayout = "20060102T150405Z"

@@ -27,6 +27,7 @@ func storeOptions(cfg *config.Config, log *slog.Logger) store.Options {
 	return store.Options{
 		Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), SyncInterval: cfg.Store.SyncInterval, GCInterval: cfg.Store.GCInterval, Logger: log,
 		ChangeListLimit: cfg.ResourceSync.PageLimit, ChangeListPeriod: cfg.ResourceSync.ChangeListPeriod,
+		ChangeListBytes: bridge.ChangeListBytes, ChangeEntryBytes: bridge.ChangeEntryBound(cfg),
 		MinFree: uint64(cfg.Store.MinFree),
 	}
 }
