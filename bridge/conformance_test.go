@@ -2,12 +2,16 @@ package bridge
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -51,5 +55,49 @@ func TestEmptyChannelIsADocument(t *testing.T) {
 	home := httptestGet(t, mustServer(t, cfg, db, ServerOptions{}).Handler(), "/")
 	if strings.Contains(home, `rel="resourcesync"`) {
 		t.Errorf("the home page links rel=resourcesync")
+	}
+}
+
+// TestEmptyOpenListKeepsItsURL: an open Change List with no entries answers
+// at the URL the index gave for as long as it stays open, and gets its until
+// when it closes (issue 16, finding 2: at the end of every quiet period its
+// URL answered 404 and the index named another list with the same from).
+func TestEmptyOpenListKeepsItsURL(t *testing.T) {
+	s := newSource(t, oaiserver.Options{Records: 5, SetCount: -1}, 100, time.Hour)
+	s.harvest()
+	cli := s.srv.URL + "/demo/oai_dc/all/changelist.xml"
+	openList := func() (string, *rsync.MD) {
+		t.Helper()
+		idx, err := getDoc(context.Background(), http.DefaultClient, cli)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := idx.Entries[len(idx.Entries)-1]
+		return last.Loc, last.MD
+	}
+	s.advance(2 * time.Hour) // the harvest's list closes; the next one is open and empty
+	loc, md := openList()
+	if !md.Until.IsZero() {
+		t.Fatalf("the last list is closed: %+v", md)
+	}
+	for range 3 { // quiet periods
+		s.advance(time.Hour)
+		if _, err := getDoc(context.Background(), http.DefaultClient, loc); err != nil {
+			t.Fatalf("the empty open list after a quiet period: %v", err)
+		}
+		if l, m := openList(); l != loc || !m.From.Equal(md.From) {
+			t.Fatalf("the index names %s from %s, it named %s from %s", l, m.From, loc, md.From)
+		}
+	}
+	// A change goes to that list; it closes at the end of the change's period.
+	s.up.Update(1, s.clock.now())
+	s.harvest()
+	s.advance(time.Hour)
+	l, err := getDoc(context.Background(), http.DefaultClient, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 1 || l.MD.Until.IsZero() || !l.MD.From.Equal(md.From) {
+		t.Fatalf("the list after its change: %d entries, %+v", len(l.Entries), l.MD)
 	}
 }

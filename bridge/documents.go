@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -36,27 +37,76 @@ func (s *Server) abort(r *http.Request, err error) {
 	panic(http.ErrAbortHandler)
 }
 
+// sourceDescription serves the Source Description: one <urlset> of every
+// Capability List while they fit one sitemap, else a Source Description
+// Index (RS-057) whose pages are key ranges of the Capability Lists' paths,
+// cut like Resource List pages, so a set published while a destination
+// walks the index changes one page and drops none.
 func (s *Server) sourceDescription(w http.ResponseWriter, r *http.Request) {
-	sets, err := s.resourceSets(r.Context())
+	sets, err := s.sortedSets(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
-	}
-	if len(sets) > rsync.MaxEntries {
-		// A Source Description is one sitemap: past its limit the rest
-		// cannot be listed. Every all-records set stays; sets are cut from
-		// the end.
-		s.log.Warn("the Source Description lists 50,000 Capability Lists only (the sitemap limit): publish fewer sets with sets, set_patterns or max_sets",
-			"capability_lists", len(sets))
-		all := slices.DeleteFunc(slices.Clone(sets), func(rs resourceSet) bool { return rs.set != store.AllSet })
-		rest := slices.DeleteFunc(sets, func(rs resourceSet) bool { return rs.set == store.AllSet })
-		sets = append(all, rest[:max(rsync.MaxEntries-len(all), 0)]...)[:rsync.MaxEntries]
 	}
 	s.document(w, r, "no-cache")
 	if r.Method == http.MethodHead {
 		return
 	}
-	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.Description}, rsync.Link{Rel: "describedby", Href: s.base + "/"})
+	if len(sets) <= s.sdLimit {
+		s.writeSourceDescription(w, r, sets, false)
+		return
+	}
+	cut := max(s.sdLimit*9/10, 1)
+	d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.Description}, rsync.Link{Rel: "describedby", Href: s.base + "/"})
+	for i := 0; i < len(sets); i += cut {
+		var start, end string
+		if i > 0 {
+			start = s.setKey(sets[i])
+		}
+		if i+cut < len(sets) {
+			end = s.setKey(sets[i+cut])
+		}
+		d.Write(rsync.Entry{Loc: s.sourceDescriptionPageURL(i/cut+1, start, end)})
+	}
+	if err := d.Close(); err != nil {
+		s.abort(r, err)
+	}
+}
+
+// sourceDescriptionPage serves one page of the Source Description Index:
+// the Capability Lists whose paths are in its range.
+func (s *Server) sourceDescriptionPage(w http.ResponseWriter, r *http.Request) {
+	start, end, _, err := pageRange(r.URL.Query())
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	sets, err := s.sortedSets(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sets = slices.DeleteFunc(sets, func(rs resourceSet) bool {
+		k := s.setKey(rs)
+		return k < start || end != "" && k >= end
+	})
+	if len(sets) > rsync.MaxEntries {
+		httpError(w, http.StatusConflict, fmt.Sprintf("this page's range now holds %d Capability Lists, more than one sitemap may; read the Source Description Index again: %s", len(sets), s.sourceDescriptionURL()))
+		return
+	}
+	s.document(w, r, "no-cache")
+	if r.Method == http.MethodHead {
+		return
+	}
+	s.writeSourceDescription(w, r, sets, true)
+}
+
+func (s *Server) writeSourceDescription(w http.ResponseWriter, r *http.Request, sets []resourceSet, inIndex bool) {
+	links := []rsync.Link{{Rel: "describedby", Href: s.base + "/"}}
+	if inIndex {
+		links = append(links, rsync.Link{Rel: "index", Href: s.sourceDescriptionURL()})
+	}
+	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.Description}, links...)
 	for _, rs := range sets {
 		d.Write(rsync.Entry{Loc: rs.capabilityList(), MD: &rsync.MD{Capability: rsync.CapabilityList},
 			Links: []rsync.Link{{Rel: "describedby", Href: rs.about()}}})
@@ -64,6 +114,30 @@ func (s *Server) sourceDescription(w http.ResponseWriter, r *http.Request) {
 	if err := d.Close(); err != nil {
 		s.abort(r, err)
 	}
+}
+
+// sortedSets is every resource set in the order of setKey.
+func (s *Server) sortedSets(ctx context.Context) ([]resourceSet, error) {
+	sets, err := s.resourceSets(ctx)
+	slices.SortFunc(sets, func(a, b resourceSet) int { return strings.Compare(s.setKey(a), s.setKey(b)) })
+	return sets, err
+}
+
+// setKey orders resource sets for the Source Description Index: the path
+// of the set below the base URL.
+func (s *Server) setKey(rs resourceSet) string { return strings.TrimPrefix(rs.path(), s.base) }
+
+func (s *Server) sourceDescriptionPageURL(n int, start, end string) string {
+	u := fmt.Sprintf("%s/sourcedescription-%05d.xml", s.base, n)
+	sep := "?"
+	if start != "" {
+		u += sep + "start=" + url.QueryEscape(start)
+		sep = "&"
+	}
+	if end != "" {
+		u += sep + "end=" + url.QueryEscape(end)
+	}
+	return u
 }
 
 // capabilityList lists the set's capabilities: the Resource List, the

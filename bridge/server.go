@@ -19,6 +19,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
 )
 
@@ -26,13 +27,14 @@ import (
 // from one store snapshot and streamed to the client entry by entry.
 type Server struct {
 	setCatalog
-	cfg   *config.Config
-	db    *store.DB
-	log   *slog.Logger
-	now   func() time.Time
-	base  string
-	limit int // entries per Resource List page
-	pages *template.Template
+	cfg     *config.Config
+	db      *store.DB
+	log     *slog.Logger
+	now     func() time.Time
+	base    string
+	limit   int // entries per Resource List page
+	sdLimit int // Capability Lists in one Source Description (rsync.MaxEntries; tests lower it)
+	pages   *template.Template
 
 	streams   chan struct{} // one token per large document streaming now
 	writeIdle time.Duration
@@ -90,7 +92,7 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) (*Server, erro
 		o.DumpDir = DumpDir(cfg)
 	}
 	srv := &Server{setCatalog: newSetCatalog(cfg, db, base), cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
-		limit: cfg.ResourceSync.PageLimit, pages: parsePages(),
+		limit: cfg.ResourceSync.PageLimit, sdLimit: rsync.MaxEntries, pages: parsePages(),
 		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle),
 		dumpDir: o.DumpDir, hub: o.Hub,
 		sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, metrics: o.Metrics, pacer: o.Pacer, started: o.Now().UTC()}
@@ -133,6 +135,7 @@ func (s *Server) Handler() http.Handler {
 	r.HandleFunc("/", s.home).Methods(get...)
 	r.HandleFunc("/status.json", s.statusJSON).Methods(get...)
 	r.HandleFunc("/.well-known/resourcesync", s.sourceDescription).Methods(get...)
+	r.HandleFunc("/sourcedescription-{page:[0-9]+}.xml", s.sourceDescriptionPage).Methods(get...)
 	r.HandleFunc("/robots.txt", s.robots).Methods(get...)
 	r.HandleFunc("/{repo}/{prefix}/resource/{id}", s.resource).Methods(get...)
 	if s.hub != nil && s.cfg.Notification.On() {

@@ -440,10 +440,11 @@ func BenchmarkSetsAtScale(b *testing.B) {
 	}
 }
 
-// TestSourceDescriptionCap: past 50,000 Capability Lists (25,001 sets in two
-// formats) the Source Description stays a valid sitemap of the first
-// 50,000, all-records ones included, and says why in the log.
-func TestSourceDescriptionCap(t *testing.T) {
+// TestSourceDescriptionIndex: past 50,000 Capability Lists (25,001 sets in
+// two formats) the Source Description becomes a Source Description Index
+// (RS-057) whose pages list every Capability List once (issue 16, finding 4:
+// the Capability Lists past the limit were dropped).
+func TestSourceDescriptionIndex(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves a 10 MB Source Description")
 	}
@@ -455,16 +456,86 @@ func TestSourceDescriptionCap(t *testing.T) {
 	specs, _ := setTree(25001)
 	buildSets(t, db, specs, nil, 0)
 	_, srv := setsServer(t, db, "", "")
-	code, body := getBody(t, srv.Client(), srv.URL+"/.well-known/resourcesync")
-	if code != 200 || !bytes.HasSuffix(bytes.TrimSpace(body), []byte("</urlset>")) {
-		t.Fatalf("%d, ends %q", code, body[max(0, len(body)-80):])
-	}
-	if n := bytes.Count(body, []byte("<url>")); n != 50000 {
-		t.Fatalf("%d entries", n)
+	seen := readSourceDescription(t, srv, 2)
+	if len(seen) != 2*(25001+1) {
+		t.Fatalf("the pages list %d Capability Lists, want %d", len(seen), 2*(25001+1))
 	}
 	for _, p := range setsPrefixes {
-		if !bytes.Contains(body, []byte(setURL(srv.URL, p, store.AllSet).capabilityList()+"<")) {
+		if !seen[setURL(srv.URL, p, store.AllSet).capabilityList()] {
 			t.Errorf("the all-records Capability List of %s is missing", p)
 		}
+	}
+}
+
+// readSourceDescription reads the Source Description Index and its pages
+// (wantPages of them) and returns the Capability Lists they name, failing on
+// one named twice.
+func readSourceDescription(t *testing.T, srv *httptest.Server, wantPages int) map[string]bool {
+	t.Helper()
+	code, body := getBody(t, srv.Client(), srv.URL+"/.well-known/resourcesync")
+	idx, err := rsync.Parse(bytes.NewReader(body))
+	if code != 200 || err != nil || !idx.Index || idx.MD.Capability != rsync.Description || len(idx.Entries) != wantPages {
+		t.Fatalf("source description index: %d %v, index %v, md %+v, %d pages (want %d)", code, err, idx != nil && idx.Index, idx.MD, len(idx.Entries), wantPages)
+	}
+	seen := map[string]bool{}
+	for _, e := range idx.Entries {
+		code, body := getBody(t, srv.Client(), e.Loc)
+		page, err := rsync.Parse(bytes.NewReader(body))
+		if code != 200 || err != nil || page.Index || page.MD.Capability != rsync.Description || page.Link("index") != srv.URL+"/.well-known/resourcesync" {
+			t.Fatalf("page %s: %d %v %+v", e.Loc, code, err, page)
+		}
+		for _, c := range page.Entries {
+			if seen[c.Loc] {
+				t.Fatalf("%s is on two pages", c.Loc)
+			}
+			seen[c.Loc] = true
+		}
+	}
+	return seen
+}
+
+// TestSourceDescriptionIndexPages: the index's pages are key ranges, so a
+// set published while a destination walks them lands on one page (with the
+// limit lowered to 4 Capability Lists, pages of 3).
+func TestSourceDescriptionIndexPages(t *testing.T) {
+	db, err := store.Open(store.Options{InMemory: true, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	specs, _ := setTree(9)
+	buildSets(t, db, specs, nil, 0)
+	s, srv := setsServer(t, db, "", "")
+	s.sdLimit = 4
+	before := readSourceDescription(t, srv, 7) // 2 formats x 10 sets = 20, pages of 3
+	if len(before) != 20 {
+		t.Fatalf("%d Capability Lists, want 20", len(before))
+	}
+	_, body := getBody(t, srv.Client(), srv.URL+"/.well-known/resourcesync")
+	idx, _ := rsync.Parse(bytes.NewReader(body))
+	// A set is published between the index and its pages: "a" sorts first.
+	var sets []store.SetInfo
+	db.View(context.Background(), func(snap *store.Snap) error { sets, err = snap.Sets(setsRepo); return err })
+	if err := db.ReplaceSets(setsRepo, append(sets, store.SetInfo{Spec: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, e := range idx.Entries {
+		_, body := getBody(t, srv.Client(), e.Loc)
+		page, err := rsync.Parse(bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range page.Entries {
+			seen[c.Loc]++
+		}
+	}
+	for loc := range before {
+		if seen[loc] != 1 {
+			t.Errorf("%s is on %d pages of the index read before a set was published", loc, seen[loc])
+		}
+	}
+	if len(seen) != 22 {
+		t.Errorf("the pages name %d Capability Lists, want 22", len(seen))
 	}
 }
