@@ -23,13 +23,7 @@ import (
 // rel="resourcesync" link: no Capability List covers it (RS-044, RS-046).
 func TestEmptyChannelIsADocument(t *testing.T) {
 	db := openStore(t, store.Options{InMemory: true})
-	cfg, err := config.Parse(strings.NewReader("base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n    metadata_prefixes: [oai_dc]\n"))
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := demoConfig(t, "base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n    metadata_prefixes: [oai_dc]\n")
 	if !cfg.Notification.On() {
 		t.Fatal("notification is on by default")
 	}
@@ -56,6 +50,16 @@ func TestEmptyChannelIsADocument(t *testing.T) {
 	if strings.Contains(home, `rel="resourcesync"`) {
 		t.Errorf("the home page links rel=resourcesync")
 	}
+}
+
+// demoConfig parses and validates a configuration.
+func demoConfig(t *testing.T, y string) *config.Config {
+	t.Helper()
+	cfg, err := config.ParseAndValidate(strings.NewReader(y))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, y)
+	}
+	return cfg
 }
 
 // TestEmptyOpenListKeepsItsURL: an open Change List with no entries answers

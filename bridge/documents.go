@@ -128,16 +128,7 @@ func (s *Server) sortedSets(ctx context.Context) ([]resourceSet, error) {
 func (s *Server) setKey(rs resourceSet) string { return strings.TrimPrefix(rs.path(), s.base) }
 
 func (s *Server) sourceDescriptionPageURL(n int, start, end string) string {
-	u := fmt.Sprintf("%s/sourcedescription-%05d.xml", s.base, n)
-	sep := "?"
-	if start != "" {
-		u += sep + "start=" + url.QueryEscape(start)
-		sep = "&"
-	}
-	if end != "" {
-		u += sep + "end=" + url.QueryEscape(end)
-	}
-	return u
+	return rangeURL(fmt.Sprintf("%s/sourcedescription-%05d.xml", s.base, n), start, end)
 }
 
 // capabilityList lists the set's capabilities: the Resource List, the

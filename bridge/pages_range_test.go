@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -38,10 +38,19 @@ func TestIndexPagesAreKeyRanges(t *testing.T) {
 	if u := index.Entries[2].Loc; !strings.Contains(u, "start=") || strings.Contains(u, "end=") {
 		t.Errorf("the last page has a start and no end: %s", u)
 	}
+	docs := map[string][]byte{}
+	if docs["index"], err = churnGet(context.Background(), hc, s.srv.URL+"/demo/oai_dc/all/resourcelist.xml"); err != nil {
+		t.Fatal(err)
+	}
 	walk := func() map[string]int {
 		seen := map[string]int{}
 		for _, e := range index.Entries {
-			page, err := getDoc(context.Background(), hc, e.Loc)
+			b, err := churnGet(context.Background(), hc, e.Loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs[e.Loc] = b
+			page, err := rsync.Parse(bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,6 +87,7 @@ func TestIndexPagesAreKeyRanges(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("the pages list %d records, %d are live", len(seen), len(want))
 	}
+	validateDocs(t, docs)
 }
 
 // TestPagesBoundedByBytes: records whose entries are large (a long landing
@@ -89,13 +99,7 @@ func TestPagesBoundedByBytes(t *testing.T) {
 		t.Skip("builds 150 MiB of Resource List pages")
 	}
 	db := openStore(t, store.Options{InMemory: true})
-	cfg, err := config.Parse(strings.NewReader("base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n    metadata_prefixes: [oai_dc]\n"))
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := demoConfig(t, "base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n    metadata_prefixes: [oai_dc]\n")
 	landing := "http://landing.test/" + strings.Repeat("a", 700<<10) // about 700 KiB per entry (Badger holds values up to 1 MiB)
 	put := func(ids ...string) {
 		t.Helper()
@@ -122,7 +126,7 @@ func TestPagesBoundedByBytes(t *testing.T) {
 	srv := httptest.NewServer(mustServer(t, cfg, db, ServerOptions{}).Handler())
 	defer srv.Close()
 	hc := &http.Client{}
-	rl := strings.Replace(srv.URL+"/demo/oai_dc/all/resourcelist.xml", srv.URL, srv.URL, 1)
+	rl := srv.URL + "/demo/oai_dc/all/resourcelist.xml"
 	index, err := getDoc(context.Background(), hc, rl)
 	if err != nil {
 		t.Fatal(err)
@@ -181,13 +185,7 @@ func TestPagesBoundedByBytes(t *testing.T) {
 // making every list that holds it invalid (issue 16, finding 4).
 func TestLongIdentifierQuarantined(t *testing.T) {
 	db := openStore(t, store.Options{InMemory: true})
-	cfg, err := config.Parse(strings.NewReader("base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n    metadata_prefixes: [oai_dc]\n"))
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := demoConfig(t, "base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n    metadata_prefixes: [oai_dc]\n")
 	h, err := NewHarvester(cfg, cfg.Repositories[0], db, HarvesterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -227,13 +225,7 @@ func TestLongIdentifierQuarantined(t *testing.T) {
 // Change Lists are upper bounds of what the entries really take, for
 // identifiers and landing pages full of characters that escaping expands.
 func TestEntryBoundsHold(t *testing.T) {
-	cfg, err := config.Parse(strings.NewReader("base_url: http://rs.test/x\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai?a=b&c=d\n    metadata_prefixes: [oai_dc, jpcoar_2.0, junii2]\n"))
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := demoConfig(t, "base_url: http://rs.test/x\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai?a=b&c=d\n    metadata_prefixes: [oai_dc, jpcoar_2.0, junii2]\n")
 	db := openStore(t, store.Options{InMemory: true})
 	srv := mustServer(t, cfg, db, ServerOptions{})
 	changeBound := ChangeEntryBound(cfg)

@@ -520,8 +520,10 @@ func TestSourceDescriptionIndexPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]int{}
+	docs := map[string][]byte{"index": body}
 	for _, e := range idx.Entries {
 		_, body := getBody(t, srv.Client(), e.Loc)
+		docs[e.Loc] = body
 		page, err := rsync.Parse(bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -538,4 +540,5 @@ func TestSourceDescriptionIndexPages(t *testing.T) {
 	if len(seen) != 22 {
 		t.Errorf("the pages name %d Capability Lists, want 22", len(seen))
 	}
+	validateDocs(t, docs)
 }

@@ -163,7 +163,12 @@ func (rs resourceSet) changeList(id string) string { return rs.path() + "/change
 // resourceListPage is the URL of page n of a Resource List Index: the key
 // range [start, end), with no start on the first page and no end on the last.
 func (rs resourceSet) resourceListPage(n int, start, end string) string {
-	u := fmt.Sprintf("%s/resourcelist-%05d.xml", rs.path(), n)
+	return rangeURL(fmt.Sprintf("%s/resourcelist-%05d.xml", rs.path(), n), start, end)
+}
+
+// rangeURL is the URL of an index page that lists the key range
+// [start, end): "" leaves that end open.
+func rangeURL(u, start, end string) string {
 	sep := "?"
 	if start != "" {
 		u += sep + "start=" + url.QueryEscape(start)

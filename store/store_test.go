@@ -198,6 +198,21 @@ func begin(t *testing.T, db *DB) testSnap {
 	return testSnap{<-ready, done}
 }
 
+// clockDB opens an in-memory store whose clock is set by the returned func.
+func clockDB(t *testing.T, start time.Time, o Options) (*DB, func(time.Time)) {
+	t.Helper()
+	var mu sync.Mutex
+	now := start
+	o.InMemory = true
+	o.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	db, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
+}
+
 // TestChangeListPolicy: the store cuts lists by size and by period, names
 // each after its start, and the snapshot reports the open list, including
 // one that has no entry yet, with the ID and From the catalog will give it.
@@ -206,14 +221,7 @@ func begin(t *testing.T, db *DB) testSnap {
 // answering 404).
 func TestChangeListPolicy(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	now := t0
-	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
-	db, err := Open(Options{InMemory: true, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }, ChangeListLimit: 2, ChangeListPeriod: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, setNow := clockDB(t, t0, Options{ChangeListLimit: 2, ChangeListPeriod: time.Hour})
 	apply := func(ids ...string) {
 		t.Helper()
 		b, _ := db.NewBatch("r", "p")
@@ -302,14 +310,7 @@ func TestChangeListPolicy(t *testing.T) {
 // year without the event, and the event was in no list).
 func TestListClosesOnlyWhenCommitted(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 59, 59, 0, time.UTC)
-	var mu sync.Mutex
-	now := t0
-	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
-	db, err := Open(Options{InMemory: true, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }, ChangeListLimit: 100, ChangeListPeriod: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, setNow := clockDB(t, t0, Options{ChangeListLimit: 100, ChangeListPeriod: time.Hour})
 	b, _ := db.NewBatch("r", "p")
 	if err := b.Apply(&Record{Identifier: "a"}, []byte("<x/>"), &Event{Identifier: "a", Change: Created}); err != nil {
 		t.Fatal(err)
