@@ -2,6 +2,7 @@ package rsync
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -228,5 +229,30 @@ func TestAppendTimeMatchesFormatTime(t *testing.T) {
 		if got, want := string(appendTime(nil, tm)), FormatTime(tm); got != want {
 			t.Errorf("%v: %s, want %s", tm, got, want)
 		}
+	}
+}
+
+// TestWriterByteLimit: a document that would pass 50 MiB fails with
+// ErrTooLarge, and EntrySize is what Write writes for an entry.
+func TestWriterByteLimit(t *testing.T) {
+	e := Entry{Loc: "http://x.test/" + strings.Repeat("a&b", 100_000), MD: &MD{Hash: "md5:0", Length: 3, HasLength: true}}
+	var buf bytes.Buffer
+	w := NewURLSet(&buf, MD{Capability: ResourceList})
+	before := w.Size()
+	if err := w.Write(e); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Size() - before; got != EntrySize(e) {
+		t.Errorf("EntrySize %d, Write wrote %d", EntrySize(e), got)
+	}
+	if n := EscapedLen(`a&b<"c">`); n != len(`a&amp;b&lt;&quot;c&quot;&gt;`) {
+		t.Errorf("EscapedLen %d", n)
+	}
+	var err error
+	for i := 0; err == nil && i < 200; i++ {
+		err = w.Write(e)
+	}
+	if !errors.Is(err, ErrTooLarge) || w.Size() > MaxBytes+EntrySize(e) {
+		t.Fatalf("after %d bytes: %v", w.Size(), err)
 	}
 }
