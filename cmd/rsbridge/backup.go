@@ -159,7 +159,7 @@ func cmdHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if target == "" {
 		listen := config.DefaultListen
 		if *path != "" {
-			cfg, err := config.Load(*path)
+			cfg, err := loadConfig(*path)
 			if err != nil {
 				return err
 			}

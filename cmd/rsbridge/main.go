@@ -5,12 +5,19 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/rsbridge/rsbridge/bridge"
 )
 
 func main() {
+	// A crash (runtime fatal error, unrecovered panic) aborts with SIGABRT
+	// after the stack dump instead of exiting 2, the code of a bad
+	// configuration: systemd's Restart=on-failure restarts after a signal,
+	// and RestartPreventExitStatus=2 keeps it from retrying a configuration
+	// a restart cannot fix.
+	debug.SetTraceback("crash")
 	bridge.RuntimeDefaults() // soft memory limit, GOMAXPROCS (unless set in the environment)
 	// SIGINT and SIGTERM stop the command cleanly; a second one kills it at
 	// once (the default action is back after the first).

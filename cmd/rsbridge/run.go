@@ -36,6 +36,8 @@ Run "rsbridge COMMAND -h" for a command's flags.
 
 Exit status: 0 done (serve: stopped on request), 1 failed, 2 bad usage or
 configuration, 130 interrupted (the next run resumes where this one stopped).
+A crash (a Go runtime fatal error or an unrecovered panic) aborts with
+SIGABRT and a stack dump, never with one of these codes.
 `
 
 // Exit codes.
@@ -177,7 +179,18 @@ func parseWithConfig(fs *flag.FlagSet, args []string, path *string) (*config.Con
 	if *path == "" {
 		return nil, usageError{errors.New("-config FILE is required")}
 	}
-	return config.Load(*path)
+	return loadConfig(*path)
+}
+
+// loadConfig loads and validates a configuration file. Every problem with
+// it, an unreadable file included, is a configuration error (exit 2): a
+// restart cannot fix it, and the systemd unit does not retry one.
+func loadConfig(path string) (*config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
 }
 
 func cmdCheckConfig(args []string, stdout, stderr io.Writer) error {

@@ -44,7 +44,11 @@ func TestRunCommands(t *testing.T) {
 		{[]string{"restore", "-config", good}, 2, "", "-i FILE is required"},
 		{[]string{"healthcheck", "-url", "http://127.0.0.1:1/healthz", "-timeout", "2s"}, 1, "", "unhealthy"},
 		{[]string{"check-config"}, 2, "", "-config FILE is required"},
-		{[]string{"check-config", "-config", bad}, 1, "", `line 4: unknown key "colour"`},
+		{[]string{"check-config", "-config", bad}, 2, "", `line 4: unknown key "colour"`},
+		{[]string{"check-config", "-config", filepath.Join(dir, "missing.yaml")}, 2, "", "missing.yaml"},
+		{[]string{"serve", "-config", bad}, 2, "", `line 4: unknown key "colour"`},
+		{[]string{"harvest", "-config", bad}, 2, "", `line 4: unknown key "colour"`},
+		{[]string{"healthcheck", "-config", bad}, 2, "", `line 4: unknown key "colour"`},
 		{[]string{"check-config", "-config", good}, 0, "OK, 1 repositories", ""},
 		{[]string{"harvest", "-config", good, "-repo", "nope"}, 2, "", `no repository named "nope"`},
 		// Nothing listens on port 1: a clear error naming repository and URL, exit 1.

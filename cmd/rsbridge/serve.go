@@ -54,7 +54,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, hup 
 	case *path != "" && *oai != "":
 		return usageError{errors.New("give either -config FILE or -oai URL, not both")}
 	case *path != "":
-		cfg, err = config.Load(*path)
+		cfg, err = loadConfig(*path)
 	case *oai != "":
 		cfg, err = quickConfig(*oai, *prefix, *data, *listen, *baseURL)
 	default:
