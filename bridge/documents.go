@@ -290,7 +290,7 @@ func (s *Server) entryBound(rs resourceSet) func(*store.Record) int64 {
 	widest := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
 	probe := &store.Record{Modified: widest, Datestamp: widest, Length: math.MaxInt64,
 		MD5: strings.Repeat("0", 32), SHA256: strings.Repeat("0", 64), Landing: "x"}
-	e := s.resourceEntry(rs, getRecordURL(rs.repo.BaseURL, rs.prefix), nil, probe)
+	e := s.resourceEntry(rs, getRecordURL(s.cfg.PublicBaseURL(rs.repo), rs.prefix), nil, probe)
 	alternates := int64(0)
 	for _, p := range rs.repo.MetadataPrefixes {
 		if p != rs.prefix {
@@ -383,7 +383,7 @@ func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, s
 		links = append(links, rsync.Link{Rel: "index", Href: rs.resourceList()})
 	}
 	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ResourceList, At: snap.At(), Completed: snap.Now()}, links...)
-	via := getRecordURL(rs.repo.BaseURL, rs.prefix)
+	via := getRecordURL(s.cfg.PublicBaseURL(rs.repo), rs.prefix)
 	var others []alternate
 	for _, p := range rs.repo.MetadataPrefixes {
 		if p != rs.prefix {
@@ -419,7 +419,7 @@ func ChangeEntryBound(cfg *config.Config) func(repo, prefix, id string) int64 {
 			rs := resourceSet{repo: repo, prefix: p, set: store.AllSet, base: base}
 			ev := &store.SetEvent{Change: store.Updated, Time: widest, Datestamp: widest, Length: math.MaxInt64,
 				MD5: strings.Repeat("0", 32), SHA256: strings.Repeat("0", 64)}
-			fixed[[2]string{repo.Name, p}] = rsync.EntrySize(changeEntry(rs, getRecordURL(repo.BaseURL, p), ev))
+			fixed[[2]string{repo.Name, p}] = rsync.EntrySize(changeEntry(rs, getRecordURL(cfg.PublicBaseURL(repo), p), ev))
 		}
 	}
 	return func(repo, prefix, id string) int64 {
@@ -569,7 +569,7 @@ func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceS
 			d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ChangeList, From: l.From, Until: until},
 				rsync.Link{Rel: "up", Href: rs.capabilityList()}, rsync.Link{Rel: "index", Href: rs.changeListIndex()})
 			if l.Count > 0 {
-				via := getRecordURL(rs.repo.BaseURL, rs.prefix)
+				via := getRecordURL(s.cfg.PublicBaseURL(rs.repo), rs.prefix)
 				err := snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
 					return d.Write(changeEntry(rs, via, ev))
 				})

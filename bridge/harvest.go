@@ -129,6 +129,7 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 	co := oaipmh.Options{
 		Repository:     repo.Name,
 		BaseURL:        repo.BaseURL,
+		SecretParams:   s.SecretParams,
 		UserAgent:      ua,
 		Headers:        s.Headers,
 		Timeout:        s.Timeout,
@@ -241,11 +242,11 @@ func (h *Harvester) identify(ctx context.Context) (*oaipmh.Identify, error) {
 		return nil, fmt.Errorf("harvest %s: identify: %w", h.repo.Name, err)
 	}
 	for _, w := range id.Warnings {
-		h.log.Warn("Identify: "+w, "url", h.repo.BaseURL)
+		h.log.Warn("Identify: "+w, "url", h.cfg.PublicBaseURL(h.repo))
 	}
 	err = h.db.UpdateRepoInfo(h.repo.Name, func(ri *store.RepoInfo) {
 		ri.Name = h.repo.Name
-		ri.BaseURL = h.repo.BaseURL
+		ri.BaseURL = h.cfg.PublicBaseURL(h.repo)
 		ri.RepositoryName = id.RepositoryName
 		ri.ProtocolVersion = id.ProtocolVersion
 		ri.EarliestDatestamp = id.EarliestRaw

@@ -251,7 +251,7 @@ func (n *Notifier) publishSet(ctx context.Context, rs resourceSet) error {
 			lastSeq, count = entries[len(entries)-1].Seq, len(entries)
 			w := rsync.NewURLSet(&payload, rsync.MD{Capability: changeNotification, From: from, Until: until},
 				rsync.Link{Rel: "up", Href: rs.capabilityList()})
-			via := getRecordURL(rs.repo.BaseURL, rs.prefix)
+			via := getRecordURL(n.cfg.PublicBaseURL(rs.repo), rs.prefix)
 			for _, ev := range entries {
 				w.Write(changeEntry(rs, via, ev))
 			}

@@ -280,7 +280,7 @@ func (s *Server) about(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 		SetInfo                                           store.SetInfo
 		Count                                             int
 		History                                           string
-	}{Repo: rs.repo.Name, Prefix: rs.prefix, Set: rs.set, BaseURL: rs.repo.BaseURL, CapabilityList: rs.capabilityList()}
+	}{Repo: rs.repo.Name, Prefix: rs.prefix, Set: rs.set, BaseURL: s.cfg.PublicBaseURL(rs.repo), CapabilityList: rs.capabilityList()}
 	data.Title = fmt.Sprintf("%s / %s / all records", rs.repo.Name, rs.prefix)
 	if rs.set != store.AllSet {
 		data.Title = fmt.Sprintf("%s / %s / set %s", rs.repo.Name, rs.prefix, rs.set)

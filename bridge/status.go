@@ -154,7 +154,7 @@ func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 			if err != nil {
 				return err
 			}
-			rr := RepoReport{Name: repo.Name, BaseURL: repo.BaseURL, RepositoryName: info.RepositoryName,
+			rr := RepoReport{Name: repo.Name, BaseURL: s.cfg.PublicBaseURL(repo), RepositoryName: info.RepositoryName,
 				DeletedRecord: info.DeletedRecord, Granularity: info.Granularity, LastReconcile: info.LastReconcile}
 			for _, run := range []struct {
 				rec *store.RunRecord

@@ -303,6 +303,12 @@ type Harvest struct {
 	// the rest. "" (the default) means none; a repository may set "" to
 	// leave out a licence defaults: gives.
 	MetadataRights *string `yaml:"metadata_rights"`
+	// SecretParams names the query parameters of base_url that carry
+	// secrets (an access token, an API key): sent to the repository, never
+	// published in via links, status pages, errors or logs. Default: common
+	// names (DefaultSecretParams). Credentials as user:password@ in
+	// base_url are sent as Basic auth and never published either.
+	SecretParams []string `yaml:"secret_params"`
 }
 
 // Settings are the effective harvest settings of one repository.
@@ -317,6 +323,8 @@ type Settings struct {
 	// MetadataRights is the licence URI of the repository's metadata, ""
 	// when none.
 	MetadataRights string
+	// SecretParams are the base_url query parameters never published.
+	SecretParams []string
 }
 
 func builtinSettings() Settings {
@@ -332,6 +340,7 @@ func builtinSettings() Settings {
 		MaxBodyBytes:   DefaultMaxBodyBytes,
 		MaxRecordBytes: DefaultMaxRecordBytes,
 		Headers:        map[string]string{},
+		SecretParams:   DefaultSecretParams(),
 	}
 }
 
@@ -359,6 +368,9 @@ func (h Harvest) applyTo(s *Settings) {
 	set(&s.MaxEmptyPages, h.MaxEmptyPages)
 	set(&s.UserAgent, h.UserAgent)
 	set(&s.MetadataRights, h.MetadataRights)
+	if h.SecretParams != nil {
+		s.SecretParams = append([]string(nil), h.SecretParams...)
+	}
 	for k, v := range h.Headers {
 		s.Headers[textproto.CanonicalMIMEHeaderKey(k)] = v
 	}

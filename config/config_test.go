@@ -81,6 +81,7 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 		MaxBodyBytes:   256 << 20,
 		MaxRecordBytes: 16 << 20,
 		Headers:        map[string]string{},
+		SecretParams:   DefaultSecretParams(),
 	}
 	if s := got.Resolved(got.Repositories[0]); !reflect.DeepEqual(s, wantSettings) {
 		t.Errorf("Resolved() = %+v, want %+v", s, wantSettings)
@@ -920,5 +921,34 @@ func TestExampleMentionsEveryKey(t *testing.T) {
 		if !re.Match(example) {
 			t.Errorf("example.yaml does not document key %q", key)
 		}
+	}
+}
+
+// TestPublicURL: what rsbridge publishes and logs of a base_url has no
+// userinfo and no secret query parameters (issue 21, item 1).
+func TestPublicURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://svcuser:PASS@host.example/oai", "http://host.example/oai"},
+		{"https://u@host.example:8443/oai?set=a", "https://host.example:8443/oai?set=a"},
+		{"http://host.example/oai?token=SECRET&x=1", "http://host.example/oai?x=1"},
+		{"http://host.example/oai?TOKEN=SECRET", "http://host.example/oai"},
+		{"http://host.example/oai?apikey=1&api_key=2&verb=x", "http://host.example/oai?verb=x"},
+		{"http://host.example/oai", "http://host.example/oai"},
+		{"http://u:p@host ex/%zz", "http://host ex/%zz"},
+	} {
+		if got := PublicURL(c.in, DefaultSecretParams()); got != c.want {
+			t.Errorf("PublicURL(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	cfg, err := ParseAndValidate(strings.NewReader("repositories:\n  - name: a\n    base_url: http://u:PASS@a.example/oai?sid=S1&token=T\n    secret_params: [sid]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.PublicBaseURL(cfg.Repositories[0]); got != "http://a.example/oai?token=T" {
+		t.Errorf("with secret_params [sid]: %q", got)
+	}
+	_, err = ParseAndValidate(strings.NewReader("repositories:\n  - name: a\n    base_url: http://u:PASS@a.example/oai#frag\n"))
+	if err == nil || strings.Contains(err.Error(), "PASS") {
+		t.Errorf("a problem with a base_url must not print its password: %v", err)
 	}
 }

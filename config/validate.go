@@ -207,7 +207,7 @@ func (p *problems) httpURL(path, s string) bool {
 		return false
 	}
 	if !isHTTPURL(s) {
-		p.addf(path, "must be an absolute http or https URL (got %q)", s)
+		p.addf(path, "must be an absolute http or https URL (got %q)", PublicURL(s, defaultSecretParams))
 		return false
 	}
 	return true
@@ -239,7 +239,7 @@ func (p *problems) repository(at string, r Repository) {
 		p.addf(at+".name", "must be at most %d characters (got %d)", maxNameLen, len(r.Name))
 	}
 	if p.httpURL(at+".base_url", r.BaseURL) && strings.Contains(r.BaseURL, "#") {
-		p.addf(at+".base_url", "must not have a fragment (got %q)", r.BaseURL)
+		p.addf(at+".base_url", "must not have a fragment (got %q)", PublicURL(r.BaseURL, defaultSecretParams))
 	}
 	if r.MetadataPrefixes != nil && len(r.MetadataPrefixes) == 0 {
 		p.addf(at+".metadata_prefixes", "must not be empty (omit the key for the default [%s])", DefaultMetadataPrefix)
@@ -352,6 +352,11 @@ func (p *problems) harvest(path string, h Harvest) {
 		}
 	}
 	p.headers(path+".headers", h.Headers)
+	p.list(path+".secret_params", h.SecretParams, func(elem, s string) {
+		if s == "" || strings.ContainsAny(s, "&=#? ") {
+			p.addf(elem, "must be a query parameter name (got %q)", s)
+		}
+	})
 	if r := h.MetadataRights; r != nil && *r != "" && !isAbsoluteURI(*r) {
 		p.addf(path+".metadata_rights", "must be an absolute URI of the licence, e.g. https://creativecommons.org/licenses/by/4.0/ (got %q)", *r)
 	}

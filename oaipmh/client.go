@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -36,18 +37,23 @@ func (p *progressReader) Read(b []byte) (int, error) {
 
 // Options configure a Client. Zero durations and sizes take the defaults noted.
 type Options struct {
-	Repository     string // name used in every error message
-	BaseURL        string
-	UserAgent      string            // default "rsbridge"
-	Headers        map[string]string // extra request headers
-	Timeout        time.Duration     // longest wait for data (headers or the next body bytes), default 120s
-	ConnectTimeout time.Duration     // default 10s
-	Delay          time.Duration     // politeness delay between requests, 0 = none
-	MaxRetries     int               // retries for network errors, 5xx, 429, 503
-	BackoffBase    time.Duration     // default 2s
-	BackoffMax     time.Duration     // default 5m
-	MaxRetryAfter  time.Duration     // cap on Retry-After, default 1h
-	MaxBodyBytes   int64             // default 256 MiB, applies after gzip too
+	Repository string // name used in every error message
+	BaseURL    string
+	UserAgent  string            // default "rsbridge"
+	Headers    map[string]string // extra request headers
+	// SecretParams are query parameters of BaseURL that carry secrets: sent,
+	// but left out of every URL the client reports (errors, logs, Page.URL,
+	// URL). Userinfo in BaseURL is sent as Basic auth (unless Headers has an
+	// Authorization) and never reported either.
+	SecretParams   []string
+	Timeout        time.Duration // longest wait for data (headers or the next body bytes), default 120s
+	ConnectTimeout time.Duration // default 10s
+	Delay          time.Duration // politeness delay between requests, 0 = none
+	MaxRetries     int           // retries for network errors, 5xx, 429, 503
+	BackoffBase    time.Duration // default 2s
+	BackoffMax     time.Duration // default 5m
+	MaxRetryAfter  time.Duration // cap on Retry-After, default 1h
+	MaxBodyBytes   int64         // default 256 MiB, applies after gzip too
 	// MaxRecordBytes is the largest record, default 16 MiB; a larger record is
 	// quarantined. It also bounds every single token (text, tag, comment) outside
 	// the records, so decoding memory depends on it, not on the repository.
@@ -78,7 +84,7 @@ type Attempt struct {
 // one request at a time and keeps the politeness delay between them.
 type Client struct {
 	opts Options
-	base *url.URL
+	base *url.URL // without userinfo, with every query parameter
 	hc   *http.Client
 	log  *slog.Logger
 
@@ -113,6 +119,22 @@ func NewClient(opts Options) (*Client, error) {
 	}
 	if opts.MaxIdentifierBytes > maxIdentifierBytesCap {
 		return nil, fmt.Errorf("repository %s: max_identifier_bytes %d is above %d: Badger keys are limited to 65,000 bytes and hold a setSpec and the identifier (lower max_identifier_bytes)", opts.Repository, opts.MaxIdentifierBytes, maxIdentifierBytesCap)
+	}
+	if u.User != nil {
+		// Credentials in the URL: Basic auth on every request, and a URL
+		// that can be reported.
+		headers := make(map[string]string, len(opts.Headers)+1)
+		auth := false
+		for k, v := range opts.Headers {
+			headers[k] = v
+			auth = auth || strings.EqualFold(k, "Authorization")
+		}
+		if !auth {
+			pass, _ := u.User.Password()
+			headers["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
+		}
+		opts.Headers = headers
+		u.User = nil
 	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = "rsbridge"
@@ -162,10 +184,26 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// URL returns the request URL for the arguments; useful for logs and "via" links.
+// URL returns the request URL for the arguments as it may be reported (in
+// logs, errors and "via" links): without credentials and secret parameters.
 func (c *Client) URL(args url.Values) string {
+	return c.requestURL(args, true)
+}
+
+// requestURL is the URL for the arguments; public leaves out the secret
+// query parameters.
+func (c *Client) requestURL(args url.Values, public bool) string {
 	u := *c.base
 	q := u.Query()
+	if public {
+		for k := range q {
+			for _, s := range c.opts.SecretParams {
+				if strings.EqualFold(k, s) {
+					delete(q, k)
+				}
+			}
+		}
+	}
 	for k, vs := range args {
 		q[k] = vs
 	}
@@ -180,7 +218,7 @@ type consumer func(body io.Reader) error
 func (c *Client) do(ctx context.Context, args url.Values, consume consumer) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	u := c.URL(args)
+	u, real := c.URL(args), c.requestURL(args, false)
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		if wait := c.last.Add(c.opts.Delay).Sub(c.opts.Now()); c.opts.Delay > 0 && !c.last.IsZero() && wait > 0 {
@@ -189,7 +227,7 @@ func (c *Client) do(ctx context.Context, args url.Values, consume consumer) (str
 			}
 		}
 		began := c.opts.Now()
-		err, retryAfter, retry := c.once(ctx, u, consume)
+		err, retryAfter, retry := c.once(ctx, real, u, consume)
 		c.last = c.opts.Now()
 		var he handlerError
 		if c.opts.Observe != nil && !errors.As(err, &he) {
@@ -239,7 +277,7 @@ func (c *Client) backoff(attempt int) time.Duration {
 
 // once sends the request and hands the body to consume. It reports whether a
 // failure is worth retrying and any Retry-After delay the server asked for.
-func (c *Client) once(parent context.Context, u string, consume consumer) (err error, retryAfter time.Duration, retry bool) {
+func (c *Client) once(parent context.Context, u, public string, consume consumer) (err error, retryAfter time.Duration, retry bool) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	var stalled atomic.Bool
@@ -261,6 +299,10 @@ func (c *Client) once(parent context.Context, u string, consume consumer) (err e
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		// The transport's error names the URL sent, secrets and all.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = public
+		}
 		return err, 0, true
 	}
 	defer resp.Body.Close()

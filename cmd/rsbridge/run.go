@@ -208,7 +208,7 @@ func cmdCheckConfig(args []string, stdout, stderr io.Writer) error {
 			rec = "off"
 		}
 		fmt.Fprintf(stdout, "  %-20s %s  prefixes=%s schedule=%q reconcile=%q delay=%s retries=%d\n",
-			r.Name, r.BaseURL, strings.Join(r.MetadataPrefixes, ","), r.Schedule, rec, s.Delay, s.MaxRetries)
+			r.Name, cfg.PublicBaseURL(r), strings.Join(r.MetadataPrefixes, ","), r.Schedule, rec, s.Delay, s.MaxRetries)
 	}
 	return nil
 }
