@@ -153,6 +153,11 @@ func (h *Harvester) recordOutcome(kind string, started time.Time, results []Resu
 		ri.LastHarvestOK = err == nil
 		ri.LastError = rec.Error
 	}); uerr != nil {
+		if errors.Is(uerr, store.ErrDiskFull) {
+			// The run's own error says the disk is full, and says it better.
+			h.log.Debug("the run's outcome is not stored: the disk is full", "err", uerr)
+			return
+		}
 		h.log.Error("cannot record the run's outcome", "err", uerr)
 	}
 }

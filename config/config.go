@@ -35,6 +35,9 @@ const (
 	DefaultMaxBodyBytes     = 256 << 20
 	DefaultMaxRecordBytes   = 16 << 20
 	DefaultMaxEmptyPages    = 10
+	// MinFreeFloor is the least store.min_free: store.ReserveFloor of the
+	// default memtable size (a cmd test keeps them equal).
+	MinFreeFloor = 64 << 20
 	DefaultRetention        = 180 * 24 * time.Hour
 	DefaultDumpPackageBytes = 100 << 20
 	DefaultDumpInterval     = time.Hour
@@ -94,7 +97,8 @@ type Store struct {
 	GCInterval time.Duration `yaml:"gc_interval"`
 	// MinFree is the free disk space (bytes) the data directory keeps: below
 	// it harvests stop with a clear error and serving goes on. 0 means 5 % of
-	// the file system, at least 256 MiB and at most 1 GiB.
+	// the file system, at least 256 MiB and at most 1 GiB; any other value
+	// must be at least MinFreeFloor.
 	MinFree int64 `yaml:"min_free"`
 }
 

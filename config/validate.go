@@ -140,8 +140,8 @@ func (c *Config) validate() []problem {
 	if c.Store.SyncInterval < 0 {
 		p.addf("store.sync_interval", "must be >= 0 (got %s)", fmtDuration(c.Store.SyncInterval))
 	}
-	if c.Store.MinFree < 0 {
-		p.addf("store.min_free", "must be >= 0 bytes (got %d)", c.Store.MinFree)
+	if c.Store.MinFree < 0 || c.Store.MinFree > 0 && c.Store.MinFree < MinFreeFloor {
+		p.addf("store.min_free", "must be 0 (the default: 5 %% of the file system, 256 MiB to 1 GiB) or at least %d bytes (64 MiB: room for a memtable flush and a compaction; less risks SIGBUS on a full disk) (got %d)", MinFreeFloor, c.Store.MinFree)
 	}
 	if n := c.ResourceSync.PageLimit; n < 1 || n > DefaultPageLimit {
 		p.addf("resourcesync.page_limit", "must be between 1 and %d (got %d)", DefaultPageLimit, n)

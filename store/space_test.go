@@ -89,3 +89,30 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal("write lost")
 	}
 }
+
+// TestReserveFloor: a reserve below four memtables is raised to them, so a
+// memtable flush and a compaction always have room (issue 21, item 3), and
+// a fresh directory below the reserve is refused with a clear error instead
+// of Badger's "no manifest found, required for read-only db" (item 8).
+func TestReserveFloor(t *testing.T) {
+	dir := t.TempDir()
+	free := uint64(40 << 20)
+	fs := func(string) (uint64, uint64, error) { return free, 100 << 20, nil }
+	_, err := Open(policy(Options{Dir: dir, MinFree: 1 << 20, FreeSpace: fs}))
+	if err == nil || !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), "a new store cannot be created there") || strings.Contains(err.Error(), "manifest") {
+		t.Fatalf("a fresh directory with 40 MiB free and min_free 1 MiB: %v", err)
+	}
+	free = 80 << 20
+	db, err := Open(policy(Options{Dir: dir, MinFree: 1 << 20, FreeSpace: fs}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, reserve, _ := db.Space(); reserve != ReserveFloor(DefaultMemTableSize) {
+		t.Errorf("reserve %d, want the floor %d", reserve, ReserveFloor(DefaultMemTableSize))
+	}
+	free = 50 << 20
+	if _, err := db.NewBatch("r", "p"); !errors.Is(err, ErrDiskFull) {
+		t.Errorf("a write with 50 MiB free under a 1 MiB min_free: %v, want refused at the 64 MiB floor", err)
+	}
+}

@@ -102,6 +102,22 @@ type DB struct {
 	horizon        horizon // what readers can rely on (horizon.go)
 }
 
+// DefaultMemTableSize is Badger's memtable size unless Options.MemTableSize
+// says otherwise.
+const DefaultMemTableSize = 16 << 20
+
+// ReserveFloor is the least free space a writable store keeps whatever
+// Options.MinFree says: four memtables, room for a memtable flush and the
+// compaction it starts (64 MiB by default). With less, Badger can run out of
+// disk inside a memory-mapped file, which kills the process with SIGBUS.
+func ReserveFloor(memTable int64) uint64 { return 4 * uint64(memTable) }
+
+// hasManifest reports whether dir holds a Badger store.
+func hasManifest(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "MANIFEST"))
+	return err == nil
+}
+
 // ErrLocked reports a data directory held by another process.
 var ErrLocked = errors.New("data directory is in use by another rsbridge process")
 
@@ -146,7 +162,12 @@ func Open(opts Options) (*DB, error) {
 	// 200 MiB, inside the 256 MiB soft limit (docs/benchmarks.md).
 	memTable := opts.MemTableSize
 	if memTable <= 0 {
-		memTable = 16 << 20
+		memTable = DefaultMemTableSize
+	}
+	if db.space.min != 0 {
+		// Below the floor a memtable flush or a compaction can run out of
+		// disk inside a memory-mapped file: SIGBUS (issue 21).
+		db.space.min = max(db.space.min, ReserveFloor(memTable))
 	}
 	bo = bo.WithLogger(badgerLogger{opts.Logger.With("component", "badger")}).
 		WithSyncWrites(opts.SyncWrites).
@@ -186,6 +207,11 @@ func Open(opts Options) (*DB, error) {
 		if !errors.Is(err, ErrDiskFull) {
 			db.unlock()
 			return nil, err
+		}
+		if !opts.InMemory && !hasManifest(opts.Dir) {
+			// Read-only needs a store to read; creating one needs room.
+			db.unlock()
+			return nil, fmt.Errorf("%w; a new store cannot be created there: free space, or give data_dir a file system with more room", err)
 		}
 		db.log.Error("store opened read-only: harvests are refused until space is freed", "err", err)
 		db.readOnly = true

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -60,7 +61,7 @@ func TestDiskFull(t *testing.T) {
 	defer srv.Close()
 	data := filepath.Join(mnt, "data")
 	cfgPath := filepath.Join(dir, "rsbridge.yaml")
-	cfg := fmt.Sprintf("listen: 127.0.0.1:0\ndata_dir: %s\nlog_level: warn\nstore:\n  min_free: %d\ndefaults:\n  delay: 0s\nrepositories:\n  - name: demo\n    base_url: %s/oai\n    reconcile: \"off\"\n", data, 32<<20, srv.URL)
+	cfg := fmt.Sprintf("listen: 127.0.0.1:0\ndata_dir: %s\nlog_level: warn\nstore:\n  min_free: %d\ndefaults:\n  delay: 0s\nrepositories:\n  - name: demo\n    base_url: %s/oai\n    reconcile: \"off\"\n", data, 64<<20, srv.URL)
 	os.WriteFile(cfgPath, []byte(cfg), 0o644)
 
 	var stderr bytes.Buffer
@@ -72,12 +73,15 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("harvest on a filling disk: %v (want exit code 1)\n%s", err, stderr.String())
 	}
 	msg := stderr.String()
+	if strings.Contains(msg, "cannot record the run's outcome") {
+		t.Errorf("a misleading error before the real one:\n%s", msg)
+	}
 	for _, bad := range []string{"fatal error", "SIGBUS", "goroutine "} {
 		if strings.Contains(msg, bad) {
 			t.Fatalf("the process crashed:\n%.3000s", msg)
 		}
 	}
-	if !strings.Contains(msg, "data directory "+data+" has ") || !strings.Contains(msg, "below the reserve of 32.0 MiB") {
+	if !strings.Contains(msg, "data directory "+data+" has ") || !strings.Contains(msg, "below the reserve of 64.0 MiB") {
 		t.Fatalf("no clear message naming the directory and the free space:\n%s", msg)
 	}
 	t.Logf("harvest stopped: %s", lastLine(msg))
@@ -134,6 +138,63 @@ func TestDiskFull(t *testing.T) {
 	}
 	if ctr.Live != int64(live) || len(created) != live || int(ctr.Seq) != live {
 		t.Fatalf("after resuming: counter %+v, %d records with events; upstream has %d live", ctr, len(created), live)
+	}
+}
+
+// TestSmallDisk: a store.min_free below the floor is refused before anything
+// is written (it let a memtable flush die with SIGBUS on a 30 MiB disk), and
+// a fresh data directory on a disk below the reserve gets a clear message
+// from harvest and serve instead of "no manifest found, required for
+// read-only db" (issue 21, items 3 and 8). The floor is the store's.
+func TestSmallDisk(t *testing.T) {
+	if config.MinFreeFloor != store.ReserveFloor(store.DefaultMemTableSize) {
+		t.Fatalf("config.MinFreeFloor %d, store.ReserveFloor %d", config.MinFreeFloor, store.ReserveFloor(store.DefaultMemTableSize))
+	}
+	if testing.Short() {
+		t.Skip("builds the binary and mounts a tmpfs; skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	os.Mkdir(mnt, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=30m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must be able to mount a tmpfs as root: %v %s", err, out)
+		}
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	bin := buildBinary(t, dir)
+	up := httptest.NewServer(oaiserver.New(oaiserver.Options{Records: 1000, Prefixes: []string{"oai_dc"}}))
+	defer up.Close()
+	data := filepath.Join(mnt, "data")
+	write := func(name, store string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(fmt.Sprintf("listen: 127.0.0.1:0\ndata_dir: %s\nlog_level: warn\n%sdefaults:\n  delay: 0s\nrepositories:\n  - name: demo\n    base_url: %s/oai\n", data, store, up.URL)), 0o644)
+		return p
+	}
+	small := write("small.yaml", "store:\n  min_free: 1048576\n")
+	out, err := exec.Command(bin, "harvest", "-config", small).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "store.min_free: must be 0") {
+		t.Errorf("min_free of 1 MiB: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(data); err == nil {
+		t.Errorf("a refused configuration created %s", data)
+	}
+	def := write("default.yaml", "")
+	for _, args := range [][]string{{"harvest", "-config", def}, {"serve", "-config", def}} {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "below the reserve") || !strings.Contains(string(out), "a new store cannot be created there") {
+			t.Errorf("%s on a fresh directory of a 30 MiB disk: %v\n%s", args[0], err, out)
+		}
+		for _, bad := range []string{"no manifest found", "fatal error", "SIGBUS"} {
+			if strings.Contains(string(out), bad) {
+				t.Errorf("%s: %q:\n%s", args[0], bad, out)
+			}
+		}
 	}
 }
 
