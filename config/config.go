@@ -37,7 +37,7 @@ const (
 	DefaultMaxEmptyPages    = 10
 	// MinFreeFloor is the least store.min_free: store.ReserveFloor of the
 	// default memtable size (a cmd test keeps them equal).
-	MinFreeFloor = 64 << 20
+	MinFreeFloor            = 64 << 20
 	DefaultRetention        = 180 * 24 * time.Hour
 	DefaultDumpPackageBytes = 100 << 20
 	DefaultDumpInterval     = time.Hour
