@@ -343,6 +343,7 @@ func (s *Server) cachedDocument(w http.ResponseWriter, r *http.Request, prep fun
 		return write(w)
 	})
 	if hit != nil {
+		releaseSlot(r) // the snapshot is released: the rest is a file
 		if err := hit.serve(w, r); err != nil {
 			s.fail(w, r, err)
 		}

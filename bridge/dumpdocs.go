@@ -169,6 +169,7 @@ func (s *Server) dumpFileHandler(w http.ResponseWriter, r *http.Request, rs reso
 		w.Header().Set("ETag", `"`+etag+`"`)
 	}
 	w.Header().Set("Cache-Control", "public, max-age=86400")
+	releaseSlot(r) // a finished file: a client that stops reading holds no slot
 	http.ServeContent(w, r, "", info.ModTime(), f)
 }
 

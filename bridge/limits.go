@@ -1,12 +1,14 @@
 package bridge
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -23,20 +25,36 @@ const maxIdentifierBytes = 8192
 
 // streaming wraps a handler of a large document: it refuses with 503 and
 // Retry-After when max_streams documents are already streaming, and gives the
-// response an idle write deadline that each write pushes back.
+// response an idle write deadline that each write pushes back. The slot
+// bounds what a document holds while it is produced (a store snapshot, a
+// goroutine): a handler that goes on to send a finished file (a dump
+// package, a document from the cache) gives it back first with
+// releaseSlot, so clients that stop reading a file hold no slot and cannot
+// lock everyone else out (issue 21, item 5).
 func (s *Server) streaming(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case s.streams <- struct{}{}:
-			defer func() { <-s.streams }()
 		default:
 			w.Header().Set("Retry-After", "10")
 			httpError(w, http.StatusServiceUnavailable, "busy: too many large documents are being sent; retry in a few seconds")
 			return
 		}
+		var once sync.Once
+		release := func() { once.Do(func() { <-s.streams }) }
+		defer release()
 		iw := &idleWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: s.writeIdle}
 		iw.rc.SetWriteDeadline(time.Now().Add(s.writeIdle))
-		h(iw, r)
+		h(iw, r.WithContext(context.WithValue(r.Context(), slotKey{}, release)))
+	}
+}
+
+type slotKey struct{}
+
+// releaseSlot gives back the streaming slot the request holds, if any.
+func releaseSlot(r *http.Request) {
+	if release, ok := r.Context().Value(slotKey{}).(func()); ok {
+		release()
 	}
 }
 

@@ -2,9 +2,13 @@ package bridge
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -281,5 +285,117 @@ func TestIdleWriterReadFromKeepsSendfile(t *testing.T) {
 				t.Errorf("%d ReadFrom calls, %d of them with the file one LimitedReader deep", inner.calls, inner.direct)
 			}
 		})
+	}
+}
+
+// TestStalledFileReadersHoldNoSlot: clients that stop reading a dump package
+// do not keep the streaming slots from everyone else (issue 21, item 5:
+// twenty of them held all 16 for write_idle, everyone else got 503).
+func TestStalledFileReadersHoldNoSlot(t *testing.T) {
+	db := openStore(t, store.Options{InMemory: true})
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	b, err := db.NewBatch("demo", "oai_dc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		raw := make([]byte, 4096)
+		for j := range raw {
+			raw[j] = byte(rnd.Uint32())
+		}
+		meta := []byte(`<x xmlns="urn:x">` + hex.EncodeToString(raw) + `</x>`) // incompressible: ~8 KB each, a 16 MB package
+		id := fmt.Sprintf("oai:stall:%05d", i)
+		sum := sha256.Sum256(meta)
+		rec := &store.Record{Identifier: id, Datestamp: now, Length: int64(len(meta)), MD5: strings.Repeat("a", 32), SHA256: hex.EncodeToString(sum[:]), Modified: now, FirstSeen: now}
+		if err := b.Apply(rec, meta, &store.Event{Identifier: id, Change: store.Created, SHA256: rec.SHA256}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.BaseURL = "http://rs.test"
+	cfg.Server.MaxStreams, cfg.Server.WriteIdle = 16, 20*time.Second
+	cfg.Repositories = []config.Repository{{Name: "demo", BaseURL: "https://repo.test/oai", MetadataPrefixes: []string{"oai_dc"}}}
+	cfg.SetDefaults()
+	dumpDir := t.TempDir()
+	s := mustServer(t, cfg, db, ServerOptions{DumpDir: dumpDir})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	rs := resourceSet{repo: cfg.Repositories[0], prefix: "oai_dc", set: store.AllSet, base: s.base}
+	if err := NewDumper(cfg, db, DumperOptions{Dir: dumpDir}).BuildResourceDump(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := getDoc(context.Background(), srv.Client(), srv.URL+"/demo/oai_dc/all/resourcedump.xml")
+	if err != nil || len(rd.Entries) == 0 {
+		t.Fatalf("resource dump: %v", err)
+	}
+	pkg := strings.Replace(rd.Entries[0].Loc, "http://rs.test", "", 1)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 20 {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: rs.test\r\n\r\n", pkg)
+		buf := make([]byte, 12)
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf[9:12]) != "200" {
+			t.Fatalf("package GET: %q %v", buf, err)
+		}
+		// ... and read nothing more.
+	}
+	time.Sleep(200 * time.Millisecond) // the sends fill the socket buffers and stall
+	for _, path := range []string{"/demo/oai_dc/all/resourcelist.xml", "/demo/oai_dc/all/changelist.xml", pkg} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s with 20 stalled package readers: %d", path, resp.StatusCode)
+		}
+	}
+	if n := len(s.streams); n != 0 {
+		t.Errorf("%d slots held by clients that stopped reading a file", n)
+	}
+}
+
+// TestSlowBodyCutOff: a client that sends a request body a byte at a time
+// is cut off after the body timeout instead of holding the connection for
+// as long as it likes (issue 21, item 4: 100 such POST /websub stayed open
+// for 150 s, and past the descriptor limit the server stopped accepting).
+func TestSlowBodyCutOff(t *testing.T) {
+	db := openStore(t, store.Options{InMemory: true})
+	cfg := demoConfig(t, "base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n")
+	n, err := NewNotifier(cfg, db, NotifierOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustServer(t, cfg, db, ServerOptions{Hub: n.Hub()})
+	s.bodyTimeout = 300 * time.Millisecond
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for _, path := range []string{"/websub", "/admin/harvest"} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: rs.test\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nh", path)
+		start := time.Now()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = io.ReadAll(c) // what the server answers, until it closes
+		c.Close()
+		if err != nil || time.Since(start) > 4*time.Second {
+			t.Errorf("POST %s with a stalled body: connection still open after %v (%v)", path, time.Since(start).Round(time.Millisecond), err)
+		}
 	}
 }

@@ -27,14 +27,15 @@ import (
 // from one store snapshot and streamed to the client entry by entry.
 type Server struct {
 	setCatalog
-	cfg     *config.Config
-	db      *store.DB
-	log     *slog.Logger
-	now     func() time.Time
-	base    string
-	limit   int // entries per Resource List page
-	sdLimit int // Capability Lists in one Source Description (rsync.MaxEntries; tests lower it)
-	pages   *template.Template
+	cfg         *config.Config
+	db          *store.DB
+	log         *slog.Logger
+	now         func() time.Time
+	base        string
+	limit       int           // entries per Resource List page
+	sdLimit     int           // Capability Lists in one Source Description (rsync.MaxEntries; tests lower it)
+	bodyTimeout time.Duration // longest read of a request body (bodyTimeout; tests lower it)
+	pages       *template.Template
 
 	streams   chan struct{} // one token per large document streaming now
 	writeIdle time.Duration
@@ -92,7 +93,7 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) (*Server, erro
 		o.DumpDir = DumpDir(cfg)
 	}
 	srv := &Server{setCatalog: newSetCatalog(cfg, db, base), cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
-		limit: cfg.ResourceSync.PageLimit, sdLimit: rsync.MaxEntries, pages: parsePages(),
+		limit: cfg.ResourceSync.PageLimit, sdLimit: rsync.MaxEntries, bodyTimeout: bodyTimeout, pages: parsePages(),
 		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle),
 		dumpDir: o.DumpDir, hub: o.Hub,
 		sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, metrics: o.Metrics, pacer: o.Pacer, started: o.Now().UTC()}
@@ -161,7 +162,25 @@ func (s *Server) Handler() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		httpError(w, http.StatusMethodNotAllowed, "method not allowed: documents are read with GET or HEAD; the admin API starts runs with POST")
 	})
-	return s.pacer.track(gzipDocuments(r))
+	return s.pacer.track(gzipDocuments(s.bodyDeadline(r)))
+}
+
+// bodyTimeout bounds reading a request body (a WebSub subscription, an
+// admin call): a client sending it slowly is cut off instead of holding a
+// connection and a goroutine for as long as it likes (issue 21, item 4).
+const bodyTimeout = 10 * time.Second
+
+// bodyDeadline gives a request that carries a body a read deadline of
+// s.bodyTimeout. Requests without one (every GET of a document) get none:
+// net/http's read deadline would also cut a long response, whose
+// background read of the connection it bounds too.
+func (s *Server) bodyDeadline(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyTimeout))
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // AdminHandler serves the admin API, /metrics and the health checks on
@@ -173,7 +192,7 @@ func (s *Server) AdminHandler() http.Handler {
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		httpError(w, http.StatusNotFound, "not found: "+clip(req.URL.Path, 200)+"\nthis address serves /admin/, /metrics, /healthz and /readyz")
 	})
-	return r
+	return s.bodyDeadline(r)
 }
 
 // operations adds the health checks and, with admin, the admin API and
