@@ -59,6 +59,10 @@ const ReconcileOff = "off"
 
 // Config is the whole rsbridge configuration file.
 type Config struct {
+	// MinInterval, when set, replaces MinScheduleInterval as the least time
+	// between two runs: the offline demo harvests its own in-process
+	// upstream every few seconds, tests faster still. Not a file key.
+	MinInterval time.Duration `yaml:"-"`
 	// Listen is the host:port the HTTP server binds to.
 	Listen string `yaml:"listen"`
 	// BaseURL is the public URL prefix used in every ResourceSync <loc>,

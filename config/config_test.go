@@ -952,3 +952,26 @@ func TestPublicURL(t *testing.T) {
 		t.Errorf("a problem with a base_url must not print its password: %v", err)
 	}
 }
+
+// TestScheduleFloor: schedules that would harvest back to back are refused
+// (issue 21, item 6: "@every 0s" and "@every -1h" passed check-config).
+func TestScheduleFloor(t *testing.T) {
+	for _, c := range []struct {
+		schedule, reconcile string
+		ok                  bool
+	}{
+		{"@every 0s", "@weekly", false},
+		{"@every -1h", "@weekly", false},
+		{"@every 30s", "@weekly", false},
+		{"@every 1m", "@weekly", true},
+		{"* * * * *", "off", true},
+		{"@hourly", "@every 1s", false},
+		{"TZ=Asia/Tokyo 0 3 * * *", "@daily", true},
+	} {
+		y := fmt.Sprintf("repositories:\n  - name: a\n    base_url: http://a.example/oai\n    schedule: %q\n    reconcile: %q\n", c.schedule, c.reconcile)
+		_, err := ParseAndValidate(strings.NewReader(y))
+		if (err == nil) != c.ok || err != nil && !strings.Contains(err.Error(), "at least 1m") {
+			t.Errorf("schedule %q reconcile %q: %v", c.schedule, c.reconcile, err)
+		}
+	}
+}

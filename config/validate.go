@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -157,7 +158,7 @@ func (c *Config) validate() []problem {
 	names := map[string]int{}
 	for i, r := range c.Repositories {
 		path := fmt.Sprintf("repositories[%d]", i)
-		p.repository(path, r)
+		p.repository(path, r, cmp.Or(c.MinInterval, MinScheduleInterval))
 		if r.Name == "" {
 			continue
 		}
@@ -229,7 +230,7 @@ func validContact(s string) bool {
 	return err == nil && a.Name == "" && a.Address == s
 }
 
-func (p *problems) repository(at string, r Repository) {
+func (p *problems) repository(at string, r Repository, minInterval time.Duration) {
 	switch {
 	case r.Name == "":
 		p.addf(at+".name", "must not be empty")
@@ -267,10 +268,14 @@ func (p *problems) repository(at string, r Repository) {
 	}
 	if err := parseCron(r.Schedule); err != nil {
 		p.addf(at+".schedule", "invalid cron expression %q: %v", r.Schedule, err)
+	} else if gap := shortestGap(r.Schedule); gap < minInterval {
+		p.addf(at+".schedule", "runs %s apart; harvests must be at least %s apart, to spare the repository (got %q)", fmtDuration(gap), fmtDuration(minInterval), r.Schedule)
 	}
 	if r.Reconcile != ReconcileOff {
 		if err := parseCron(r.Reconcile); err != nil {
 			p.addf(at+".reconcile", "invalid cron expression %q (or %q to disable): %v", r.Reconcile, ReconcileOff, err)
+		} else if gap := shortestGap(r.Reconcile); gap < minInterval {
+			p.addf(at+".reconcile", "runs %s apart; reconciliations must be at least %s apart (got %q)", fmtDuration(gap), fmtDuration(minInterval), r.Reconcile)
 		}
 	}
 	p.harvest(at, r.Harvest)
@@ -300,6 +305,31 @@ func validToken(s string) bool {
 	return s != "" && !strings.ContainsFunc(s, func(r rune) bool {
 		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("_.!~*'()-", r)
 	})
+}
+
+// MinScheduleInterval is the least time between two harvests (or two
+// reconciliations) a schedule may ask for.
+const MinScheduleInterval = time.Minute
+
+// shortestGap is the shortest time between consecutive runs of a valid
+// schedule over its next 100 runs ("@every 0s" and "@every -1h" run every
+// second: cron rounds them up).
+func shortestGap(spec string) time.Duration {
+	s, err := cron.ParseStandard(spec)
+	if err != nil {
+		return 0
+	}
+	t := s.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	gap := time.Duration(1<<63 - 1)
+	for range 100 {
+		next := s.Next(t)
+		if next.IsZero() {
+			break
+		}
+		gap = min(gap, next.Sub(t))
+		t = next
+	}
+	return gap
 }
 
 // parseCron is cron.ParseStandard made safe: robfig/cron v3.0.1 panics on

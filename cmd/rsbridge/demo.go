@@ -61,6 +61,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, hup <
 
 	cfg := config.Default()
 	cfg.Listen, cfg.DataDir, cfg.BaseURL = *listen, *data, *baseURL
+	cfg.MinInterval = time.Second // its own in-process upstream: no repository to spare
 	noDelay := time.Duration(0)
 	cfg.Defaults.Delay = &noDelay
 	cfg.Repositories = []config.Repository{{Name: "demo", BaseURL: "http://" + ln.Addr().String() + "/oai",
