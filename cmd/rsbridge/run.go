@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -199,6 +200,21 @@ func cmdCheckConfig(args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseWithConfig(fs, args, path)
 	if err != nil {
 		return err
+	}
+	// What serve would find on this machine: the token file, the data
+	// directory, the listen addresses (opened and closed again).
+	errs := preflight(cfg)
+	if ln, admin, debug, err := listenAll(cfg); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, l := range []net.Listener{ln, admin, debug} {
+			if l != nil {
+				l.Close()
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return usageError{fmt.Errorf("%s: the file is valid, but serve would fail here:\n%w", *path, errors.Join(errs...))}
 	}
 	fmt.Fprintf(stdout, "%s: OK, %d repositories\n", *path, len(cfg.Repositories))
 	for _, r := range cfg.Repositories {

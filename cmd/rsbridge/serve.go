@@ -128,36 +128,36 @@ func flagWords(err error) error {
 func serve(ctx context.Context, cfg *config.Config, cfgPath string, stdout, stderr io.Writer, hup <-chan os.Signal) error {
 	log, level := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	loaded := *cfg // as the file says, for SIGHUP to compare with
+	// What can fail on this machine fails before anything is written: the
+	// token file and the data directory (configuration errors, exit 2),
+	// then the listeners (a port in use may free up: exit 1), then the
+	// store.
+	if errs := preflight(cfg); len(errs) > 0 {
+		return usageError{errors.Join(errs...)}
+	}
+	ln, adminLn, debugLn, err := listenAll(cfg)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if adminLn != nil {
+		defer adminLn.Close()
+	}
+	if debugLn != nil {
+		defer debugLn.Close()
+	}
 	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another rsbridge running? set listen: in the config)", cfg.Listen, err)
-	}
-	defer ln.Close()
 	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Port() == "0" {
 		// listen: host:0 picked a free port; the public URL derived from it
 		// must name the real one. Everything built below sees it.
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		u.Host = net.JoinHostPort(u.Hostname(), port)
 		cfg.BaseURL = u.String()
-	}
-	var adminLn, debugLn net.Listener
-	if cfg.Admin.Listen != "" {
-		if adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
-			return fmt.Errorf("admin.listen %s: %w", cfg.Admin.Listen, err)
-		}
-		defer adminLn.Close()
-	}
-	if cfg.Debug.Listen != "" {
-		if debugLn, err = net.Listen("tcp", cfg.Debug.Listen); err != nil {
-			return fmt.Errorf("debug.listen %s: %w", cfg.Debug.Listen, err)
-		}
-		defer debugLn.Close()
 	}
 
 	metrics := bridge.NewMetrics()
