@@ -467,7 +467,9 @@ func (h *Harvester) retryQuarantine(ctx context.Context, prefix string, counts *
 	var ids []string
 	err := h.db.View(ctx, func(s *store.Snap) error {
 		_, err := s.Quarantine(h.repo.Name, prefix, maxQuarantineRetries, func(q store.Quarantined) error {
-			ids = append(ids, q.Identifier)
+			if q.LongBytes == 0 { // a long identifier cannot be asked for (quarantineLong)
+				ids = append(ids, q.Identifier)
+			}
 			return nil
 		})
 		return err

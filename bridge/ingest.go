@@ -60,6 +60,8 @@ func (in *ingest) record(rec *oaipmh.Record) error {
 		}
 	}
 	switch {
+	case d.outcome == quarantined && rec.Header.Identifier == "" && rec.LongIdentifier != "":
+		return in.quarantineLong(rec.LongIdentifier, rec.Err)
 	case d.outcome == quarantined:
 		return in.quarantine(rec.Header.Identifier, rec.Err)
 	case len(rec.Repairs) > 0 && d.outcome != skipped:
@@ -86,6 +88,19 @@ func (in *ingest) quarantine(id string, e *oaipmh.RecordError) error {
 	}
 	now := in.now().UTC()
 	return in.batch.Quarantine(store.Quarantined{Identifier: id, Reason: e.Reason, URL: in.url, First: now, Last: now})
+}
+
+// quarantineLong notes a record refused for the length of its identifier:
+// kept, counted and shown like any other quarantined record (under
+// store.LongKey, since the identifier cannot be a key). It is not fetched
+// again: an identifier this long could not be published either (a sitemap
+// <loc> holds 2,048 characters), so only the repository can fix it; the
+// lists that carry it again update it.
+func (in *ingest) quarantineLong(full string, e *oaipmh.RecordError) error {
+	in.counts.Quarantined++
+	in.log.Warn("record quarantined: skipped, the harvest goes on", "url", in.url, "oai_id", e.Identifier, "reason", e.Reason)
+	why := e.Reason + "; no URL could publish it (a sitemap <loc> holds 2,048 characters): the repository must shorten it"
+	return in.batch.Quarantine(store.LongQuarantine(full, why, in.url, in.now().UTC()))
 }
 
 // listed marks one header of a reconciliation pass as seen and applies what it

@@ -162,7 +162,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 					hf.Sets = append(hf.Sets, homeSet{Label: "set " + spec, CapabilityList: rs.capabilityList(), About: rs.about()})
 				}
 				if _, err := snap.Quarantine(repo.Name, fr.Prefix, 20, func(q store.Quarantined) error {
-					q.Identifier = clip(q.Identifier, 200)
+					q.Identifier = clip(q.Shown(), 260)
 					if hide {
 						q.Reason = hiddenError
 					}

@@ -46,6 +46,10 @@ type Record struct {
 	// kind with its count, e.g. "3 invalid UTF-8 sequences replaced by U+FFFD".
 	// When it is not empty, Metadata differs from what the repository sent.
 	Repairs []string
+	// LongIdentifier is the whole identifier of a record quarantined for its
+	// length alone (max_identifier_bytes): with a higher limit, GetRecord of
+	// it can succeed. "" otherwise.
+	LongIdentifier string
 }
 
 // RecordError describes a record (or a ListIdentifiers header) that was
@@ -514,6 +518,7 @@ type itemState struct {
 	edits     []edit
 	reason    string // why the item is quarantined; "" if it is not
 	rawID     string // the identifier as read, when it is unusable
+	longID    bool   // rawID was refused for its length only
 	hasHeader bool
 	dsOK      bool
 	hdrCtrl   int // control characters removed from header fields
@@ -598,6 +603,9 @@ func (p *decoder) decodeItem(resp *response, h handlers) error {
 	if rec != nil {
 		if st.reason != "" {
 			rec.Err = quarantine(rec.Header.Identifier)
+			if st.longID {
+				rec.LongIdentifier = st.rawID
+			}
 			rec.Metadata, rec.MetadataNamespace = nil, ""
 		} else {
 			if rec.Header.Deleted {

@@ -284,7 +284,7 @@ func (r *itemReader) readHeader(h *Header, tagFrom int, st *itemState) error {
 				return st.stop(why)
 			}
 			if len(id) > r.maxID {
-				st.rawID = string(id)
+				st.rawID, st.longID = string(id), true
 				return st.stop(fmt.Sprintf("identifier of %d bytes exceeds the %d-byte limit (max_identifier_bytes)", len(id), r.maxID))
 			}
 			h.Identifier = string(id)

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Records a harvest could not use (malformed XML, an identifier too long to
@@ -21,6 +24,36 @@ type Quarantined struct {
 	First      time.Time `json:"first"`
 	Last       time.Time `json:"last"`
 	Times      int       `json:"times"` // how often it was found unusable
+	// Long holds the start of an identifier too long to be a key (and to
+	// be published), which is kept under LongKey of the whole identifier;
+	// LongBytes is its length.
+	Long      string `json:"long,omitempty"`
+	LongBytes int    `json:"long_bytes,omitempty"`
+}
+
+// LongKey is the key a record whose identifier is too long for a key is
+// quarantined under: no identifier starts with a space (they are trimmed).
+func LongKey(full string) string {
+	sum := sha256.Sum256([]byte(full))
+	return " long:" + hex.EncodeToString(sum[:])
+}
+
+// LongQuarantine is the entry of a record refused for the length of its
+// identifier full.
+func LongQuarantine(full, reason, url string, now time.Time) Quarantined {
+	cut := min(len(full), 200)
+	for cut > 0 && cut < len(full) && !utf8.RuneStart(full[cut]) {
+		cut--
+	}
+	return Quarantined{Identifier: LongKey(full), Long: full[:cut], LongBytes: len(full), Reason: reason, URL: url, First: now, Last: now}
+}
+
+// Shown is the identifier as pages show it: a long one cut, with its length.
+func (q Quarantined) Shown() string {
+	if q.LongBytes == 0 {
+		return q.Identifier
+	}
+	return fmt.Sprintf("%s… (%d bytes)", q.Long, q.LongBytes)
 }
 
 // Quarantine records that the record id could not be used, in the batch (so
