@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -114,5 +115,32 @@ func TestReserveFloor(t *testing.T) {
 	free = 50 << 20
 	if _, err := db.NewBatch("r", "p"); !errors.Is(err, ErrDiskFull) {
 		t.Errorf("a write with 50 MiB free under a 1 MiB min_free: %v, want refused at the 64 MiB floor", err)
+	}
+}
+
+// TestSize: the store's size on disk is what its files take, not the 0
+// Badger reports with its metrics off (issue 21, item 10).
+func TestSize(t *testing.T) {
+	db, err := Open(policy(Options{Dir: t.TempDir(), MinFree: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b, _ := db.NewBatch("r", "p")
+	for i := range 2000 {
+		id := strings.Repeat("x", 10) + strings.Repeat("y", i%7) + string(rune('a'+i%26)) + fmt.Sprint(i)
+		if err := b.Apply(&Record{Identifier: id}, []byte(strings.Repeat("<x/>", 600)), &Event{Identifier: id, Change: Created}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	lsm, vlog := db.Size()
+	if vlog < 2000*2400 || lsm <= 0 {
+		t.Errorf("size on disk: lsm %d, vlog %d; 2000 records of 2,400 bytes went to the value log", lsm, vlog)
 	}
 }
