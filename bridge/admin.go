@@ -54,13 +54,24 @@ func (s *Server) adminRoutes(r *mux.Router) {
 	}
 }
 
+// bearer returns the credentials of an Authorization header of the Bearer
+// scheme, whose name is case-insensitive (RFC 9110 §11.1; "bearer x" was
+// refused).
+func bearer(h string) (string, bool) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(cred), true
+}
+
 // requireToken lets a request through only with the admin token. Tokens
 // are compared as SHA-256 digests in constant time, so neither the content
 // nor the length of the token leaks through timing.
 func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		got, ok := bearer(r.Header.Get("Authorization"))
+		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], s.adminDigest[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="rsbridge admin"`)
 			writeJSON(w, http.StatusUnauthorized, AdminRun{Message: "the admin API needs Authorization: Bearer <admin.token>"})

@@ -80,7 +80,8 @@ func NewNotifier(cfg *config.Config, db *store.DB, o NotifierOptions) (*Notifier
 	nc := cfg.Notification
 	ho := websub.Options{HubURL: base + "/websub", DB: db, Topic: n.topic, ExternalHub: nc.HubURL,
 		AllowPrivateCallbacks: nc.AllowPrivateCallbacks, Workers: nc.Workers, MaxAttempts: nc.MaxAttempts,
-		Timeout: nc.Timeout, Logger: o.Logger.With("component", "websub"), Now: o.Now}
+		Timeout: nc.Timeout, MaxSubscriptions: nc.MaxSubscriptions, MaxPerTopic: nc.MaxSubscriptionsPerTopic,
+		Logger: o.Logger.With("component", "websub"), Now: o.Now}
 	if o.HubOptions != nil {
 		o.HubOptions(&ho)
 	}

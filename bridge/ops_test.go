@@ -547,3 +547,20 @@ func TestTriggerRaces(t *testing.T) {
 		t.Errorf("bad kind: %v", err)
 	}
 }
+
+// TestBearerScheme: the Authorization scheme is case-insensitive (issue
+// 21: "bearer TOKEN" was refused); anything else is refused.
+func TestBearerScheme(t *testing.T) {
+	for _, c := range []struct {
+		header string
+		ok     bool
+	}{
+		{"Bearer tok", true}, {"bearer tok", true}, {"BEARER  tok ", true}, {"  Bearer tok", true},
+		{"Basic tok", false}, {"Bearertok", false}, {"Bearer", false}, {"", false}, {"tok", false},
+	} {
+		got, ok := bearer(c.header)
+		if ok != c.ok || ok && got != "tok" {
+			t.Errorf("bearer(%q) = %q, %v", c.header, got, ok)
+		}
+	}
+}

@@ -44,13 +44,17 @@ const (
 	DefaultDumpGrace        = time.Hour
 	DefaultNotifyEntries    = 1000
 	DefaultNotifyWorkers    = 16
-	DefaultNotifyAttempts   = 12
-	DefaultNotifyTimeout    = 30 * time.Second
-	DefaultCacheBytes       = 1 << 30
-	DefaultMaxStreams       = 16
-	DefaultHarvestShare     = 25
-	DefaultWriteIdle        = 30 * time.Second
-	minTokenLen             = 16
+	// DefaultMaxSubscriptions and DefaultMaxSubscriptionsPerTopic cap the
+	// embedded hub's subscriptions.
+	DefaultMaxSubscriptions         = 10000
+	DefaultMaxSubscriptionsPerTopic = 1000
+	DefaultNotifyAttempts           = 12
+	DefaultNotifyTimeout            = 30 * time.Second
+	DefaultCacheBytes               = 1 << 30
+	DefaultMaxStreams               = 16
+	DefaultHarvestShare             = 25
+	DefaultWriteIdle                = 30 * time.Second
+	minTokenLen                     = 16
 )
 
 // ReconcileOff is the Repository.Reconcile value that disables
@@ -179,6 +183,12 @@ type Notification struct {
 	MaxAttempts int `yaml:"max_attempts"`
 	// Timeout bounds each request to a subscriber.
 	Timeout time.Duration `yaml:"timeout"`
+	// MaxSubscriptions and MaxSubscriptionsPerTopic cap the live
+	// subscriptions the embedded hub holds, in all and per channel: each
+	// costs a POST per change. Past them new subscriptions are denied
+	// (renewals of existing ones are not).
+	MaxSubscriptions         int `yaml:"max_subscriptions"`
+	MaxSubscriptionsPerTopic int `yaml:"max_subscriptions_per_topic"`
 }
 
 // On reports whether Change Notification is enabled (default true).
@@ -452,7 +462,8 @@ func Default() *Config {
 		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle, CacheBytes: DefaultCacheBytes, Robots: RobotsAllRecords,
 			HarvestShare: DefaultHarvestShare},
 		Notification: Notification{MaxEntries: DefaultNotifyEntries, Workers: DefaultNotifyWorkers,
-			MaxAttempts: DefaultNotifyAttempts, Timeout: DefaultNotifyTimeout},
+			MaxAttempts: DefaultNotifyAttempts, Timeout: DefaultNotifyTimeout,
+			MaxSubscriptions: DefaultMaxSubscriptions, MaxSubscriptionsPerTopic: DefaultMaxSubscriptionsPerTopic},
 	}
 }
 

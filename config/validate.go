@@ -123,6 +123,12 @@ func (c *Config) validate() []problem {
 	if n.MaxAttempts < 1 {
 		p.addf("notification.max_attempts", "must be >= 1 (got %d)", n.MaxAttempts)
 	}
+	if n.MaxSubscriptions < 1 {
+		p.addf("notification.max_subscriptions", "must be >= 1 (got %d)", n.MaxSubscriptions)
+	}
+	if n.MaxSubscriptionsPerTopic < 1 || n.MaxSubscriptionsPerTopic > n.MaxSubscriptions {
+		p.addf("notification.max_subscriptions_per_topic", "must be between 1 and max_subscriptions %d (got %d)", n.MaxSubscriptions, n.MaxSubscriptionsPerTopic)
+	}
 	if n.Timeout < time.Second {
 		p.addf("notification.timeout", "must be >= 1s (got %s)", fmtDuration(n.Timeout))
 	}

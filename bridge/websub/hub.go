@@ -90,8 +90,12 @@ type Options struct {
 	// MaxVerifications bounds the subscription requests being verified at
 	// once; more are answered 503 with Retry-After (default 64).
 	MaxVerifications int
-	Logger           *slog.Logger
-	Now              func() time.Time
+	// MaxSubscriptions and MaxPerTopic cap the live subscriptions, in all
+	// and per topic (defaults 10,000 and 1,000): past them a new
+	// subscription is denied; renewing one is not.
+	MaxSubscriptions, MaxPerTopic int
+	Logger                        *slog.Logger
+	Now                           func() time.Time
 }
 
 // Stats describe the hub's state.
@@ -184,6 +188,12 @@ func New(o Options) (*Hub, error) {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 12
+	}
+	if o.MaxSubscriptions <= 0 {
+		o.MaxSubscriptions = 10000
+	}
+	if o.MaxPerTopic <= 0 {
+		o.MaxPerTopic = 1000
 	}
 	if o.MaxVerifications <= 0 {
 		o.MaxVerifications = 64

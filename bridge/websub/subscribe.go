@@ -198,6 +198,15 @@ func (h *Hub) verifyIntent(req request) {
 			h.verified("denied", req, false)
 			return
 		}
+		// Checked before verifying, so a full hub costs no request to the
+		// callback; apply checks again under the lock.
+		if why, err := h.full(req); err != nil || why != "" {
+			if err == nil {
+				h.deny(log, req, why)
+			}
+			h.verified("denied", req, false)
+			return
+		}
 	}
 	challenge := rand.Text() // WS-010: random, single use
 	params := url.Values{"hub.mode": {req.mode}, "hub.topic": {req.topic}, "hub.challenge": {challenge}}
@@ -223,10 +232,48 @@ func (h *Hub) verifyIntent(req request) {
 	h.verified(req.mode, req, true)
 }
 
+// errFull refuses a subscription past the caps.
+var errFull = errors.New("the hub holds the most subscriptions it takes")
+
+// full says why a new subscription would pass the caps (MaxSubscriptions,
+// MaxPerTopic), or "": a renewal of a live subscription always fits.
+func (h *Hub) full(req request) (string, error) {
+	now := h.now()
+	var total, topic int
+	renewal := false
+	err := h.db.View(h.ctx, func(s *store.Snap) error {
+		return s.Subscriptions("", func(sub store.Subscription) error {
+			if !sub.Expires.After(now) {
+				return nil
+			}
+			total++
+			if sub.Topic == req.topic {
+				topic++
+				renewal = renewal || sub.Callback == req.callback
+			}
+			return nil
+		})
+	})
+	switch {
+	case err != nil || renewal:
+		return "", err
+	case topic >= h.o.MaxPerTopic:
+		return fmt.Sprintf("this channel has the most subscriptions this hub takes (%d); try again later", h.o.MaxPerTopic), nil
+	case total >= h.o.MaxSubscriptions:
+		return fmt.Sprintf("this hub holds the most subscriptions it takes (%d); try again later", h.o.MaxSubscriptions), nil
+	}
+	return "", nil
+}
+
 // apply stores a confirmed request. Called with subMu held.
 func (h *Hub) apply(req request) error {
 	if req.mode == "unsubscribe" {
 		return h.db.DeleteSubscription(req.topic, req.callback)
+	}
+	if why, err := h.full(req); err != nil {
+		return err
+	} else if why != "" {
+		return fmt.Errorf("%w: %s", errFull, why)
 	}
 	now := h.now()
 	created := now

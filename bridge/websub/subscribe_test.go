@@ -523,3 +523,37 @@ func TestNewValidation(t *testing.T) {
 		t.Fatalf("external hub without Topic: %v", err)
 	}
 }
+
+// TestSubscriptionCaps: past MaxPerTopic live subscriptions of a topic, or
+// MaxSubscriptions in all, a new subscription is denied without a
+// verification request to its callback; renewing a live one still works
+// (issue 21: 5,012 subscriptions were accepted, each a POST per change).
+func TestSubscriptionCaps(t *testing.T) {
+	db := openStore(t, "")
+	h, ch := newHub(t, db, func(o *Options) { o.MaxPerTopic, o.MaxSubscriptions = 2, 3 })
+	sub := newSubscriber(t)
+	subscribe(t, h, ch, topicA, sub.url("/a1"))
+	subscribe(t, h, ch, topicA, sub.url("/a2"))
+	denied := func(topic, path, want string) {
+		t.Helper()
+		other := newSubscriber(t) // its requests only
+		cb := other.url(path)
+		if w := send(h, form("subscribe", topic, cb)); w.Code != http.StatusAccepted {
+			t.Fatalf("HTTP %d %s, want 202", w.Code, w.Body)
+		}
+		g := other.nextGet(t)
+		if g.query.Get("hub.mode") != "denied" || !strings.Contains(g.query.Get("hub.reason"), want) {
+			t.Fatalf("%s: %v, want a denial naming %q", cb, g.query, want)
+		}
+		if v := verified(t, ch); v.mode != "denied" {
+			t.Fatalf("verification %+v", v)
+		}
+		if s := subscription(t, db, topic, cb); s != nil {
+			t.Fatalf("a subscription past the cap was stored: %+v", s)
+		}
+	}
+	denied(topicA, "/a3", "this channel has the most subscriptions this hub takes (2)")
+	subscribe(t, h, ch, topicA, sub.url("/a1")) // a renewal fits
+	subscribe(t, h, ch, topicB, sub.url("/b1"))
+	denied(topicB, "/b2", "this hub holds the most subscriptions it takes (3)")
+}
