@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -390,23 +391,40 @@ func getDoc(ctx context.Context, hc *http.Client, u string) (*rsync.Document, er
 }
 
 func churnGet(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
+	// Like a real destination: a 503 (the server is producing as many large
+	// documents as it takes at once) is retried after Retry-After, here
+	// capped at 2 s; anything else that is not 200 is an error.
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusServiceUnavailable && attempt < 60 {
+			wait := 2 * time.Second
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+				wait = min(time.Duration(s)*time.Second, wait)
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(wait):
+			}
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, clip(string(b), 300))
+		}
+		return b, nil
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, clip(string(b), 300))
-	}
-	return b, nil
 }
 
 // readResourceList reads a Resource List or a Resource List Index with its
