@@ -351,8 +351,37 @@ func runChurn(t *testing.T, p churnParams) {
 			time.Sleep(p.period / 2)
 		}
 	}
+	// The documents as the churn left them validate against the XSDs: the
+	// Source Description, every Capability List and what it names, each
+	// index with its pages (the last three Change Lists).
+	docs := map[string][]byte{}
+	var collect func(u string, depth int)
+	collect = func(u string, depth int) {
+		if _, ok := docs[u]; ok || depth > 3 || strings.Contains(u, "/resource/") || strings.Contains(u, "/dump/") || strings.HasSuffix(u, ".html") {
+			return
+		}
+		b, err := churnGet(context.Background(), http.DefaultClient, u)
+		if err != nil {
+			t.Errorf("validation walk: %v", err)
+			return
+		}
+		docs[u] = b
+		doc, err := rsync.Parse(bytes.NewReader(b))
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+			return
+		}
+		for i, e := range doc.Entries {
+			if !strings.HasPrefix(e.Loc, srv.URL) || doc.Index && doc.MD.Capability == rsync.ChangeList && i < len(doc.Entries)-3 {
+				continue
+			}
+			collect(e.Loc, depth+1)
+		}
+	}
+	collect(srv.URL+"/.well-known/resourcesync", 0)
+	validateDocs(t, docs)
 	if !t.Failed() {
-		t.Logf("churn: %d destinations and %d dump destinations agree with the upstream (%d live records)", len(followers), len(dumpFollowers), len(want))
+		t.Logf("churn: %d destinations and %d dump destinations agree with the upstream (%d live records); %d documents validated", len(followers), len(dumpFollowers), len(want), len(docs))
 	}
 }
 

@@ -209,7 +209,7 @@ func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, rs resourc
 	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
 		v, err := s.version(snap, rs)
 		key := fmt.Sprintf("resourcelist|%s|%d", rs.path(), v)
-		return key, "no-cache", snap.At(), func(w io.Writer) error {
+		return key, "no-cache", snap.At(rs.repo.Name, rs.prefix), func(w io.Writer) error {
 			cut, err := s.cutPages(snap, rs)
 			if err != nil {
 				return err
@@ -217,7 +217,7 @@ func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, rs resourc
 			if cut.single(s.limit) {
 				return s.writeResources(w, snap, rs, "", "", false)
 			}
-			d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ResourceList, At: snap.At()}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
+			d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ResourceList, At: snap.At(rs.repo.Name, rs.prefix)}, rsync.Link{Rel: "up", Href: rs.capabilityList()})
 			for i := range cut.starts {
 				start, end := cut.page(i)
 				d.Write(rsync.Entry{Loc: rs.resourceListPage(i+1, start, end)})
@@ -383,7 +383,7 @@ func (s *Server) writeResources(w io.Writer, snap *store.Snap, rs resourceSet, s
 	if inIndex {
 		links = append(links, rsync.Link{Rel: "index", Href: rs.resourceList()})
 	}
-	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ResourceList, At: snap.At(), Completed: snap.Now()}, links...)
+	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ResourceList, At: snap.At(rs.repo.Name, rs.prefix), Completed: snap.Now()}, links...)
 	via := getRecordURL(s.cfg.PublicBaseURL(rs.repo), rs.prefix)
 	var others []alternate
 	for _, p := range rs.repo.MetadataPrefixes {
@@ -506,7 +506,7 @@ func (s *Server) resourceListPage(w http.ResponseWriter, r *http.Request, rs res
 			return "", "", time.Time{}, nil, nil
 		}
 		key := fmt.Sprintf("resourcelist-page|%s|%d|%s|%s", rs.path(), v, start, end)
-		return key, "no-cache", snap.At(), func(w io.Writer) error { return s.writeResources(w, snap, rs, start, end, true) }, nil
+		return key, "no-cache", snap.At(rs.repo.Name, rs.prefix), func(w io.Writer) error { return s.writeResources(w, snap, rs, start, end, true) }, nil
 	})
 }
 
@@ -520,7 +520,7 @@ func (s *Server) slot(now time.Time) int64 {
 // horizon: a list closes only when no uncommitted page can add to it.
 func (s *Server) changeListIndex(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
-		at := snap.At()
+		at := snap.At(rs.repo.Name, rs.prefix)
 		v, err := s.version(snap, rs)
 		key := fmt.Sprintf("changelist-index|%s|%d|%d", rs.path(), v, s.slot(at))
 		return key, "no-cache", at, func(w io.Writer) error {
@@ -546,7 +546,7 @@ func (s *Server) changeListIndex(w http.ResponseWriter, r *http.Request, rs reso
 func (s *Server) changeList(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 	id := vars(r)["list"]
 	s.cachedDocument(w, r, func(snap *store.Snap) (string, string, time.Time, func(io.Writer) error, error) {
-		at := snap.At()
+		at := snap.At(rs.repo.Name, rs.prefix)
 		l, err := snap.ChangeList(rs.repo.Name, rs.prefix, rs.set, id)
 		if err != nil {
 			return "", "", at, nil, err
@@ -638,7 +638,7 @@ func (s *Server) channel(w http.ResponseWriter, r *http.Request, rs resourceSet)
 	var at time.Time
 	err := s.db.View(r.Context(), func(snap *store.Snap) error {
 		var err error
-		at = snap.At()
+		at = snap.At(rs.repo.Name, rs.prefix)
 		ch, err = snap.Channel(rs.repo.Name, rs.prefix, rs.set)
 		return err
 	})

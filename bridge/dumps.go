@@ -259,7 +259,7 @@ func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
 		// the dump, so a destination that follows the Change Dump from at
 		// misses nothing; the snapshot may already hold later ones, up to
 		// its completed.
-		at := snap.At()
+		at := snap.At(rs.repo.Name, rs.prefix)
 		dump = store.ResourceDump{At: at, Done: snap.Now(), Seq: ctr.Seq}
 		// Package boundaries from the record states alone.
 		var spans []span
@@ -311,7 +311,7 @@ func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
 func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, sp span, name string) (store.Package, error) {
 	rel := filepath.Join(rs.setDir(), name+".zip")
 	relManifest := filepath.Join(rs.setDir(), name+"-manifest.xml")
-	at := snap.At()
+	at := snap.At(rs.repo.Name, rs.prefix)
 	pkg := store.Package{At: at, Done: snap.Now()}
 	p, err := newPackage(filepath.Join(d.dir, rel))
 	if err != nil {
@@ -373,7 +373,7 @@ func (d *Dumper) changeDumps(ctx context.Context, rs resourceSet) error {
 			return err
 		}
 		for _, l := range lists {
-			if l.Count == 0 || l.Until(snap.At()).IsZero() {
+			if l.Count == 0 || l.Until(snap.At(rs.repo.Name, rs.prefix)).IsZero() {
 				continue
 			}
 			if pkg, err := snap.ChangeDump(rs.repo.Name, rs.prefix, rs.set, l.ID); err != nil {
@@ -412,7 +412,7 @@ func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.Ch
 	var until time.Time
 	pkg := store.Package{From: l.From, File: rel, Manifest: relManifest}
 	err := d.db.View(ctx, func(snap *store.Snap) error {
-		if until = l.Until(snap.At()); until.IsZero() {
+		if until = l.Until(snap.At(rs.repo.Name, rs.prefix)); until.IsZero() {
 			return fmt.Errorf("change list %s is still open", l.ID)
 		}
 		pkg.Until = until

@@ -8,9 +8,11 @@ import (
 // horizon tracks what readers can rely on. A change event is timed when its
 // record is applied, but a reader sees it only when the transaction holding
 // it commits, which for a page streamed slowly from upstream can be seconds
-// later. A reader therefore does not trust "now": it trusts the horizon, the
-// earliest time an event not yet committed can carry. Every event timed before
-// the horizon that a reader computes before opening its snapshot is in that
+// later. A reader therefore does not trust "now": it trusts the horizon of the
+// (repository, prefix) it reads, the earliest time an event of it not yet
+// committed can carry (events are timed per (repository, prefix), so a slow
+// page of one repository holds back no other). Every event timed before the
+// horizon that a reader computes before opening its snapshot is in that
 // snapshot:
 //   - one stamped before and still uncommitted holds the horizon at or below
 //     its own time (it is pending);
@@ -62,16 +64,32 @@ func (h *horizon) settled(b *Batch) {
 	h.mu.Unlock()
 }
 
-// read returns the horizon and the clock's reading.
-func (h *horizon) read() (at, now time.Time) {
+// read returns the clock's reading and, per (repository, prefix) with
+// uncommitted events, the earliest of their times: the horizons that are
+// not the clock.
+func (h *horizon) read() (now time.Time, held map[counterKey]time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now = h.clock()
-	at = now
-	for _, t := range h.pending {
-		if t.Before(at) {
-			at = t
+	for b, t := range h.pending {
+		k := counterKey{b.repo, b.prefix}
+		if old, ok := held[k]; !ok || t.Before(old) {
+			if held == nil {
+				held = map[counterKey]time.Time{}
+			}
+			held[k] = t
 		}
 	}
-	return at, now
+	return now, held
+}
+
+// counterKey names the event sequence of one (repository, prefix).
+type counterKey struct{ repo, prefix string }
+
+// at is the horizon of one (repository, prefix) in a reading of read.
+func at(now time.Time, held map[counterKey]time.Time, repo, prefix string) time.Time {
+	if t, ok := held[counterKey{repo, prefix}]; ok && t.Before(now) {
+		return t
+	}
+	return now
 }

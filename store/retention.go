@@ -36,7 +36,8 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 	}
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
-	at, _ := db.horizon.read() // lists are closed as readers see them
+	hnow, held := db.horizon.read() // lists are closed as readers see them
+	horizonAt := at(hnow, held, repo, prefix)
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		// The sets that have Change Lists: their pointer keys.
 		var sets []string
@@ -45,7 +46,7 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 			return err
 		}
 		for _, set := range sets {
-			if err := db.pruneSet(ctx, txn, wb, repo, prefix, set, cutoff, at, now, grace, &out); err != nil {
+			if err := db.pruneSet(ctx, txn, wb, repo, prefix, set, cutoff, horizonAt, now, grace, &out); err != nil {
 				return err
 			}
 		}
@@ -82,6 +83,7 @@ func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBat
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		l.Succeeded = i < len(lists)-1
 		until := l.Until(at)
 		if i == len(lists)-1 || until.IsZero() || until.After(cutoff) {
 			break // lists close in order: the rest are newer

@@ -13,27 +13,27 @@ import (
 // Snap is a consistent read-only view of the store: everything one served
 // document needs is read through one Snap.
 type Snap struct {
-	txn *badger.Txn
-	ctx context.Context
-	db  *DB
-	at  time.Time // the horizon: every change event timed before it is in the snapshot
-	now time.Time // the store's clock when the snapshot was opened
+	txn  *badger.Txn
+	ctx  context.Context
+	db   *DB
+	now  time.Time                // the store's clock when the snapshot was opened
+	held map[counterKey]time.Time // horizons behind the clock (horizon.go)
 }
 
 // View runs fn on a snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Snap) error) error {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	// The horizon is read before the snapshot is opened (horizon.go).
-	at, now := db.horizon.read()
-	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Snap{txn: txn, ctx: ctx, db: db, at: at, now: now}) })
+	// The horizons are read before the snapshot is opened (horizon.go).
+	now, held := db.horizon.read()
+	return db.bdb.View(func(txn *badger.Txn) error { return fn(&Snap{txn: txn, ctx: ctx, db: db, now: now, held: held}) })
 }
 
-// At is the snapshot's horizon: every change event timed before it is in the
-// snapshot; events timed at or after it may or may not be. It is the honest
-// at of a document read from the snapshot, and Change Lists whose period
-// ends by it are closed.
-func (s *Snap) At() time.Time { return s.at }
+// At is the snapshot's horizon for (repo, prefix): every change event of it
+// timed before At is in the snapshot; events timed at or after it may or
+// may not be. It is the honest at of a document of (repo, prefix) read from
+// the snapshot, and its newest Change List closes when its end is by At.
+func (s *Snap) At(repo, prefix string) time.Time { return at(s.now, s.held, repo, prefix) }
 
 // Now is the store's clock when the snapshot was opened: no event in it is
 // timed later, so it is the honest completed of a document read from it.
@@ -160,10 +160,16 @@ func (s *Snap) ChangeLists(repo, prefix, set string) ([]ChangeListInfo, error) {
 		return nil, err
 	}
 	var last *ChangeListInfo
+	for i := range out {
+		// A list with a successor is closed whatever the horizon says: the
+		// successor was started by an event past its end, and every event
+		// before that one committed with it or earlier.
+		out[i].Succeeded = i < len(out)-1
+	}
 	if len(out) > 0 {
 		last = &out[len(out)-1]
 	}
-	if last == nil || !last.Until(s.at).IsZero() {
+	if last == nil || !last.Until(s.At(repo, prefix)).IsZero() {
 		open, err := s.openList(repo, prefix, set, last)
 		if err != nil {
 			return nil, err
@@ -183,7 +189,7 @@ func (s *Snap) openList(repo, prefix, set string, last *ChangeListInfo) (ChangeL
 	if began.IsZero() {
 		// A store from before Began was kept, not harvested since: the
 		// next batch sets it.
-		began = s.at.Truncate(s.db.clPeriod)
+		began = s.At(repo, prefix).Truncate(s.db.clPeriod)
 	}
 	open := NextList(last, began, s.db.clPeriod, s.db.clLimit)
 	open.Set = set
@@ -255,13 +261,16 @@ func (s *Snap) Counter(repo, prefix string) (Counter, error) {
 func (s *Snap) ChangeList(repo, prefix, set, id string) (*ChangeListInfo, error) {
 	l := &ChangeListInfo{Set: set, ID: id}
 	found, err := getJSON(s.txn, key('l', repo, prefix, set, id), l)
-	if err != nil || found {
-		return l, err
+	if err != nil {
+		return nil, err
 	}
 	it, err := s.txn.Get(key('L', repo, prefix, set))
 	var last *ChangeListInfo
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound):
+		if found {
+			return l, nil
+		}
 	case err != nil:
 		return nil, err
 	default:
@@ -269,11 +278,15 @@ func (s *Snap) ChangeList(repo, prefix, set, id string) (*ChangeListInfo, error)
 		if err != nil {
 			return nil, err
 		}
+		if found {
+			l.Succeeded = string(newest) != id // a newer list exists: this one is closed
+			return l, nil
+		}
 		last = &ChangeListInfo{Set: set, ID: string(newest)}
 		if _, err := getJSON(s.txn, key('l', repo, prefix, set, last.ID), last); err != nil {
 			return nil, err
 		}
-		if last.Until(s.at).IsZero() {
+		if last.Until(s.At(repo, prefix)).IsZero() {
 			return nil, nil // the newest list is open, and it is not id
 		}
 	}

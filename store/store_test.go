@@ -245,7 +245,7 @@ func TestChangeListPolicy(t *testing.T) {
 		err := db.View(context.Background(), func(s *Snap) error {
 			ls, err := s.ChangeLists("r", "p", AllSet)
 			for _, l := range ls {
-				out = append(out, row{l.ID, l.Count, l.From, l.Until(s.At())})
+				out = append(out, row{l.ID, l.Count, l.From, l.Until(s.At("r", "p"))})
 			}
 			return err
 		})
@@ -319,7 +319,7 @@ func TestListClosesOnlyWhenCommitted(t *testing.T) {
 	read := func() (at time.Time, ls []ChangeListInfo) {
 		err := db.View(context.Background(), func(s *Snap) error {
 			var err error
-			at, ls = s.At(), nil
+			at, ls = s.At("r", "p"), nil
 			ls, err = s.ChangeLists("r", "p", AllSet)
 			return err
 		})
@@ -416,7 +416,7 @@ func TestChangeListBytes(t *testing.T) {
 	var ls []ChangeListInfo
 	var at time.Time
 	db.View(context.Background(), func(s *Snap) error {
-		at = s.At()
+		at = s.At("r", "p")
 		ls, err = s.ChangeLists("r", "p", AllSet)
 		return err
 	})
@@ -435,5 +435,71 @@ func TestChangeListBytes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(counts, []int{2, 2, 1}) {
 		t.Errorf("entries per list %v, want [2 2 1]", counts)
+	}
+}
+
+// TestHorizonPerCounterAndSuccessors: a slow page of one repository holds
+// back no other's lists, and a list followed by a newer one is closed even
+// when the horizon is behind its end (found by the ten-minute churn run: a
+// commit between the horizon's reading and the snapshot made the index show
+// an open list before a newer one).
+func TestHorizonPerCounterAndSuccessors(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC)
+	db, setNow := clockDB(t, t0, Options{ChangeListLimit: 100, ChangeListPeriod: time.Hour})
+	apply := func(repo, id string) *Batch {
+		t.Helper()
+		b, err := db.NewBatch(repo, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	lists := func(repo string) (time.Time, []ChangeListInfo) {
+		t.Helper()
+		var at time.Time
+		var ls []ChangeListInfo
+		err := db.View(context.Background(), func(s *Snap) error {
+			var err error
+			at = s.At(repo, "p")
+			ls, err = s.ChangeLists(repo, "p", AllSet)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at, ls
+	}
+	if err := apply("a", "1").Commit(); err != nil { // list 1 of a: 10:00-11:00
+		t.Fatal(err)
+	}
+	setNow(t0.Add(29*time.Minute + 59*time.Second)) // 10:59:59
+	slowB := apply("b", "x")                        // b's page is slow
+	defer slowB.Discard()                           // (after Commit too: a failing test must not leave the store locked)
+	pendingA := apply("a", "2")                     // so is one of a's
+	defer pendingA.Discard()
+	setNow(t0.Add(35 * time.Minute)) // 11:05
+	// Another batch of a commits past the period's end.
+	if err := apply("a", "3").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	at, ls := lists("a")
+	if !at.Equal(t0.Add(29*time.Minute + 59*time.Second)) {
+		t.Errorf("a's horizon %v, want its pending event's time", at)
+	}
+	if len(ls) != 2 || ls[0].Until(at).IsZero() || !ls[1].Until(at).IsZero() {
+		t.Fatalf("a's lists at %v: %+v; the first has a successor, so it is closed, and only the last is open", at, ls)
+	}
+	pendingA.Discard() // it would conflict: a's counter moved on
+	if at, _ := lists("a"); !at.Equal(t0.Add(35 * time.Minute)) {
+		t.Errorf("a's horizon %v after its pending batch went, want the clock; b's pending page must not hold it", at)
+	}
+	if at, _ := lists("b"); !at.Equal(t0.Add(29*time.Minute + 59*time.Second)) {
+		t.Errorf("b's horizon %v, want its pending event's time", at)
+	}
+	if err := slowB.Commit(); err != nil {
+		t.Fatal(err)
 	}
 }

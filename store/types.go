@@ -222,6 +222,9 @@ type ChangeListInfo struct {
 	// its last entry.
 	Bytes int64 `json:"bytes,omitempty"`
 	Full  bool  `json:"full,omitempty"`
+	// Succeeded is set by Snap for a list that has a successor: closed,
+	// whatever the horizon.
+	Succeeded bool `json:"-"`
 }
 
 // full reports whether the list closed at its last entry.
@@ -237,7 +240,7 @@ func (c *ChangeListInfo) Until(at time.Time) time.Time {
 	case c.Count == 0:
 		return time.Time{}
 	}
-	if end := c.Period.Add(c.Dur); !at.Before(end) {
+	if end := c.Period.Add(c.Dur); c.Succeeded || !at.Before(end) {
 		return end
 	}
 	return time.Time{}
