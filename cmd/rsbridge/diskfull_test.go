@@ -32,27 +32,36 @@ func buildBinary(t *testing.T, dir string) string {
 	return bin
 }
 
-// TestDiskFull runs the real binary with its data directory on a small tmpfs:
-// the harvest that would fill it stops at the reserve with exit code 1 and a
-// clear message (never SIGBUS), serve still serves what was stored, and once
-// the file system grows the next harvest resumes and completes exactly.
-func TestDiskFull(t *testing.T) {
+// mountTmpfs mounts a tmpfs of size (as mount's size= says it) in a
+// temporary directory and returns both; it skips the test when it cannot,
+// except under CI=true, where it fails.
+func mountTmpfs(t *testing.T, size string) (dir, mnt string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and mounts a tmpfs; skipped with -short")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	dir := t.TempDir()
-	mnt := filepath.Join(dir, "mnt")
+	dir = t.TempDir()
+	mnt = filepath.Join(dir, "mnt")
 	os.Mkdir(mnt, 0o755)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", mnt).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI must be able to mount a tmpfs as root: %v %s", err, out)
 		}
 		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	return dir, mnt
+}
+
+// TestDiskFull runs the real binary with its data directory on a small tmpfs:
+// the harvest that would fill it stops at the reserve with exit code 1 and a
+// clear message (never SIGBUS), serve still serves what was stored, and once
+// the file system grows the next harvest resumes and completes exactly.
+func TestDiskFull(t *testing.T) {
+	dir, mnt := mountTmpfs(t, "96m")
 	bin := buildBinary(t, dir)
 
 	const records = 30000 // ~3 KB each: about 100 MB, more than the tmpfs holds
@@ -150,22 +159,7 @@ func TestSmallDisk(t *testing.T) {
 	if config.MinFreeFloor != store.ReserveFloor(store.DefaultMemTableSize) {
 		t.Fatalf("config.MinFreeFloor %d, store.ReserveFloor %d", config.MinFreeFloor, store.ReserveFloor(store.DefaultMemTableSize))
 	}
-	if testing.Short() {
-		t.Skip("builds the binary and mounts a tmpfs; skipped with -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	mnt := filepath.Join(dir, "mnt")
-	os.Mkdir(mnt, 0o755)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=30m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must be able to mount a tmpfs as root: %v %s", err, out)
-		}
-		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	dir, mnt := mountTmpfs(t, "30m")
 	bin := buildBinary(t, dir)
 	up := httptest.NewServer(oaiserver.New(oaiserver.Options{Records: 1000, Prefixes: []string{"oai_dc"}}))
 	defer up.Close()
