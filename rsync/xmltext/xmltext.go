@@ -1,0 +1,154 @@
+// Package xmltext holds the XML 1.0 character rules every reader and writer
+// of rsbridge shares: whitespace, the characters a document may hold, name
+// characters, and escaping with one rule for what XML cannot carry.
+//
+// It is the one package every other may import (cmd/rsbridge/imports_test.go).
+package xmltext
+
+import (
+	"io"
+	"unicode/utf8"
+)
+
+// IsSpace reports XML whitespace (production S): space, TAB, LF, CR.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// AllSpace reports whether b is empty or only whitespace.
+func AllSpace(b []byte) bool {
+	for _, c := range b {
+		if !IsSpace(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// IsChar reports whether an XML 1.0 document may hold r (production Char).
+func IsChar(r rune) bool {
+	return r == 0x9 || r == 0xA || r == 0xD ||
+		r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
+}
+
+// IsNameStart reports whether r may start an XML name (NameStartChar,
+// colon included).
+func IsNameStart(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_', r == ':':
+		return true
+	case r < 0xC0:
+		return false
+	}
+	return r <= 0xD6 && r != 0xD7 || r >= 0xD8 && r <= 0xF6 || r >= 0xF8 && r <= 0x2FF ||
+		r >= 0x370 && r <= 0x37D || r >= 0x37F && r <= 0x1FFF || r >= 0x200C && r <= 0x200D ||
+		r >= 0x2070 && r <= 0x218F || r >= 0x2C00 && r <= 0x2FEF || r >= 0x3001 && r <= 0xD7FF ||
+		r >= 0xF900 && r <= 0xFDCF || r >= 0xFDF0 && r <= 0xFFFD || r >= 0x10000 && r <= 0xEFFFF
+}
+
+// IsNameChar reports whether r may continue an XML name (NameChar).
+func IsNameChar(r rune) bool {
+	return IsNameStart(r) || r >= '0' && r <= '9' || r == '-' || r == '.' || r == 0xB7 ||
+		r >= 0x300 && r <= 0x36F || r >= 0x203F && r <= 0x2040
+}
+
+// QName joins a prefix (or namespace) and a local name as "space:local", or
+// returns local alone when space is empty.
+func QName(space, local string) string {
+	if space == "" {
+		return local
+	}
+	return space + ":" + local
+}
+
+// Replacement stands in for what XML cannot carry: C0 controls other than
+// TAB, LF and CR, U+FFFE, U+FFFF and bytes that are not UTF-8.
+const Replacement = "\uFFFD"
+
+// The escapes: '&', '<', '>' and '\” always, and CR (which a parser would
+// turn into LF); in attribute values, delimited by '"', also '"', TAB and LF,
+// which attribute-value normalisation would turn into spaces.
+// special is 1 for an ASCII byte escaped everywhere, 2 for one escaped in
+// attribute values only; escapes holds what replaces it.
+var special, escapes = tables()
+
+func tables() (special [utf8.RuneSelf]uint8, escapes [utf8.RuneSelf]string) {
+	for c := range 0x20 {
+		if c != '\t' && c != '\n' && c != '\r' {
+			special[c], escapes[c] = 1, Replacement
+		}
+	}
+	for c, e := range map[byte]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '\'': "&apos;", '\r': "&#xD;"} {
+		special[c], escapes[c] = 1, e
+	}
+	for c, e := range map[byte]string{'"': "&quot;", '\t': "&#x9;", '\n': "&#xA;"} {
+		special[c], escapes[c] = 2, e
+	}
+	return special, escapes
+}
+
+// next finds the next byte of s at or after i that needs escaping and what
+// replaces it; n is how many bytes it replaces (0: none left).
+func next(s string, i int, attr bool) (at int, rep string, n int) {
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if k := special[c]; k == 1 || k == 2 && attr {
+				return i, escapes[c], 1
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == 0xFFFE || r == 0xFFFF {
+			return i, Replacement, size
+		}
+		i += size - 1
+	}
+	return len(s), "", 0
+}
+
+// Escape writes s as character data (attr false) or as an attribute value
+// delimited by '"' (attr true), by the package's one rule.
+func Escape(w io.StringWriter, s string, attr bool) error {
+	last := 0
+	for {
+		i, rep, n := next(s, last, attr)
+		if n == 0 {
+			break
+		}
+		if _, err := w.WriteString(s[last:i]); err != nil {
+			return err
+		}
+		if _, err := w.WriteString(rep); err != nil {
+			return err
+		}
+		last = i + n
+	}
+	_, err := w.WriteString(s[last:])
+	return err
+}
+
+// Append appends s escaped as Escape writes it.
+func Append(dst []byte, s string, attr bool) []byte {
+	last := 0
+	for {
+		i, rep, n := next(s, last, attr)
+		if n == 0 {
+			break
+		}
+		dst = append(append(dst, s[last:i]...), rep...)
+		last = i + n
+	}
+	return append(dst, s[last:]...)
+}
+
+// EscapedLen is the length of s once escaped.
+func EscapedLen(s string, attr bool) int {
+	total, last := len(s), 0
+	for {
+		i, rep, n := next(s, last, attr)
+		if n == 0 {
+			return total
+		}
+		total += len(rep) - n
+		last = i + n
+	}
+}

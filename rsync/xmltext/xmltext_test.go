@@ -1,0 +1,98 @@
+package xmltext
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestEscape(t *testing.T) {
+	for _, tc := range []struct {
+		in         string
+		text, attr string
+	}{
+		{"plain", "plain", "plain"},
+		{`a&b<c>d'e"f`, `a&amp;b&lt;c&gt;d&apos;e"f`, `a&amp;b&lt;c&gt;d&apos;e&quot;f`},
+		{"t\tn\nr\r", "t\tn\nr&#xD;", "t&#x9;n&#xA;r&#xD;"},
+		{"nul\x00bell\x07", "nul\uFFFDbell\uFFFD", "nul\uFFFDbell\uFFFD"},
+		{"bad\xffutf8\xc3", "bad\uFFFDutf8\uFFFD", "bad\uFFFDutf8\uFFFD"},
+		{"non\uFFFEchar\uFFFF", "non\uFFFDchar\uFFFD", "non\uFFFDchar\uFFFD"},
+		{"日本語 ✓ 𝄞", "日本語 ✓ 𝄞", "日本語 ✓ 𝄞"},
+	} {
+		for _, attr := range []bool{false, true} {
+			want := tc.text
+			if attr {
+				want = tc.attr
+			}
+			var b strings.Builder
+			if err := Escape(&b, tc.in, attr); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != want {
+				t.Errorf("Escape(%q, attr=%v) = %q, want %q", tc.in, attr, b.String(), want)
+			}
+			if got := string(Append([]byte("x"), tc.in, attr)); got != "x"+want {
+				t.Errorf("Append(%q, attr=%v) = %q, want %q", tc.in, attr, got, "x"+want)
+			}
+			if got := EscapedLen(tc.in, attr); got != len(want) {
+				t.Errorf("EscapedLen(%q, attr=%v) = %d, want %d", tc.in, attr, got, len(want))
+			}
+		}
+	}
+}
+
+func TestClasses(t *testing.T) {
+	for _, tc := range []struct {
+		r                  rune
+		char, start, named bool
+	}{
+		{'a', true, true, true}, {':', true, true, true}, {'_', true, true, true},
+		{'1', true, false, true}, {'-', true, false, true}, {'.', true, false, true},
+		{0xB7, true, false, true}, {0xD7, true, false, false}, {0xC0, true, true, true},
+		{'\t', true, false, false}, {0x01, false, false, false}, {0xFFFE, false, false, false},
+		{0x3042, true, true, true}, {0x10000, true, true, true}, {0xF0000, true, false, false},
+	} {
+		if IsChar(tc.r) != tc.char || IsNameStart(tc.r) != tc.start || IsNameChar(tc.r) != tc.named {
+			t.Errorf("%U: IsChar %v IsNameStart %v IsNameChar %v, want %v %v %v", tc.r,
+				IsChar(tc.r), IsNameStart(tc.r), IsNameChar(tc.r), tc.char, tc.start, tc.named)
+		}
+	}
+	if !AllSpace([]byte(" \t\r\n")) || AllSpace([]byte(" x ")) || !AllSpace(nil) {
+		t.Error("AllSpace")
+	}
+	if QName("", "a") != "a" || QName("p", "a") != "p:a" {
+		t.Error("QName")
+	}
+}
+
+// FuzzEscape checks that whatever the input, the escaped text and attribute
+// parse back (with encoding/xml) to the input with its unrepresentable
+// characters replaced.
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "a&b", "\r\n\t\"'<>", "\x00\xff", "\uFFFE𝄞"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want strings.Builder
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if !IsChar(r) {
+				r = utf8.RuneError // each bad byte on its own
+			}
+			want.WriteRune(r)
+			i += n
+		}
+		doc := `<a v="` + string(Append(nil, s, true)) + `">` + string(Append(nil, s, false)) + `</a>`
+		var v struct {
+			V    string `xml:"v,attr"`
+			Text string `xml:",chardata"`
+		}
+		if err := xml.Unmarshal([]byte(doc), &v); err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if v.V != want.String() || v.Text != want.String() {
+			t.Fatalf("%q: attr %q text %q, want %q", s, v.V, v.Text, want.String())
+		}
+	})
+}
