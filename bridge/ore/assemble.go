@@ -51,9 +51,67 @@ type AssembleOptions struct {
 //     FirstSeen; Updated becomes the newest time of any part.
 //
 // A record with no landing page and no file gives a map of its metadata records
-// alone, which is still a valid Resource Map (ORE-010). With no record and no
+// alone, which is still a valid Resource Map. With no record and no
 // base.Resources the map has nothing to aggregate, and the writers refuse it.
 func Assemble(base Map, records []MetadataRecord, facts []Facts, opts AssembleOptions) Map {
+	m := cloneBase(base)
+	at := map[string]int{} // resource URI -> index in m.Resources
+	add := func(r Resource) {
+		if _, dup := at[r.URI]; r.URI != "" && !dup {
+			at[r.URI] = len(m.Resources)
+			m.Resources = append(m.Resources, r)
+		}
+	}
+	for _, rec := range records {
+		if base.Created.IsZero() && (m.Created.IsZero() || (!rec.FirstSeen.IsZero() && rec.FirstSeen.Before(m.Created))) {
+			m.Created = rec.FirstSeen
+		}
+		add(metadataResource(rec))
+	}
+
+	order := byRichness(facts)
+	spans := map[string]span{}
+	noteSpans(spans, records, facts)
+	times := func(uri string) (time.Time, time.Time) {
+		if opts.Seen != nil {
+			if p, u, ok := opts.Seen(uri); ok {
+				return p, u
+			}
+		}
+		return spans[uri].pub, spans[uri].upd
+	}
+	for _, i := range order {
+		if l := facts[i].Landing; l != "" {
+			pub, upd := times(l)
+			add(Resource{URI: l, Kind: KindLanding, Type: "text/html", Title: "Landing page", Published: pub, Updated: upd})
+			break
+		}
+	}
+	for _, i := range order {
+		for _, f := range facts[i].Files {
+			if opts.SkipThumbnails && (strings.EqualFold(f.ObjectType, "thumbnail") || strings.EqualFold(f.ObjectType, "iiif")) {
+				continue
+			}
+			if j, dup := at[f.URI]; dup {
+				fillFile(&m.Resources[j], f)
+				continue
+			}
+			pub, upd := times(f.URI)
+			add(fileResource(f, pub, upd))
+		}
+	}
+	for _, r := range base.Resources {
+		add(r)
+	}
+
+	mergeFacts(&m, order, facts)
+	settle(&m)
+	return m
+}
+
+// cloneBase copies base with slices of its own and no resources, and defaults
+// Aggregation to URI + "#aggregation".
+func cloneBase(base Map) Map {
 	m := base
 	m.Related = append([]string(nil), base.Related...)
 	m.Types = append([]string(nil), base.Types...)
@@ -64,47 +122,41 @@ func Assemble(base Map, records []MetadataRecord, facts []Facts, opts AssembleOp
 	if m.Aggregation == "" && m.URI != "" {
 		m.Aggregation = m.URI + "#aggregation"
 	}
+	return m
+}
 
-	// Facts in order of richness, each with the record it came from.
+// byRichness returns the indices of facts, JPCOAR first, then junii2, then
+// Dublin Core, in the given order within a format.
+func byRichness(facts []Facts) []int {
 	order := make([]int, len(facts))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return formatRank(facts[order[a]].Format) < formatRank(facts[order[b]].Format) })
+	return order
+}
 
-	at := map[string]int{} // resource URI -> index in m.Resources
-	add := func(r Resource) bool {
-		if r.URI == "" {
-			return false
-		}
-		if _, dup := at[r.URI]; dup {
-			return false
-		}
-		at[r.URI] = len(m.Resources)
-		m.Resources = append(m.Resources, r)
-		return true
+// metadataResource is the aggregated resource of a metadata record.
+func metadataResource(rec MetadataRecord) Resource {
+	return Resource{
+		URI:        rec.URL,
+		Kind:       KindMetadata,
+		Type:       "application/xml",
+		Title:      metadataTitle(rec.Prefix, rec.Namespace),
+		Length:     rec.Length,
+		ConformsTo: rec.Namespace,
+		Published:  rec.FirstSeen,
+		Updated:    latest(rec.Modified, rec.FirstSeen),
 	}
+}
 
-	for _, rec := range records {
-		if base.Created.IsZero() && (m.Created.IsZero() || (!rec.FirstSeen.IsZero() && rec.FirstSeen.Before(m.Created))) {
-			m.Created = rec.FirstSeen
-		}
-		add(Resource{
-			URI:        rec.URL,
-			Kind:       KindMetadata,
-			Type:       "application/xml",
-			Title:      metadataTitle(rec.Prefix, rec.Namespace),
-			Length:     rec.Length,
-			ConformsTo: rec.Namespace,
-			Published:  rec.FirstSeen,
-			Updated:    latest(rec.Modified, rec.FirstSeen),
-		})
-	}
+// span is when the records naming a landing page or file were first seen
+// (the earliest) and last changed (the newest).
+type span struct{ pub, upd time.Time }
 
-	// spans holds, for each landing page and file, the earliest FirstSeen and
-	// the newest change of the records naming it.
-	type span struct{ pub, upd time.Time }
-	spans := map[string]span{}
+// noteSpans sets spans[uri] for every landing page and file that facts[i]
+// names, from records[i]: its times when the gateway keeps none of its own.
+func noteSpans(spans map[string]span, records []MetadataRecord, facts []Facts) {
 	for i, f := range facts {
 		if i >= len(records) {
 			break
@@ -128,59 +180,39 @@ func Assemble(base Map, records []MetadataRecord, facts []Facts, opts AssembleOp
 			}
 		}
 	}
-	times := func(uri string) (time.Time, time.Time) {
-		if opts.Seen != nil {
-			if p, u, ok := opts.Seen(uri); ok {
-				return p, u
-			}
-		}
-		return spans[uri].pub, spans[uri].upd
-	}
+}
 
-	for _, i := range order {
-		if l := facts[i].Landing; l != "" {
-			pub, upd := times(l)
-			add(Resource{URI: l, Kind: KindLanding, Type: "text/html", Title: "Landing page", Published: pub, Updated: upd})
-			break
-		}
+// fileResource is the aggregated resource of a file: titled by its label or
+// last path segment, its media type guessed when the metadata gave none.
+func fileResource(f File, published, updated time.Time) Resource {
+	title := f.Label
+	if title == "" {
+		title = lastSegment(f.URI)
 	}
-
-	for _, i := range order {
-		for _, f := range facts[i].Files {
-			if opts.SkipThumbnails && (strings.EqualFold(f.ObjectType, "thumbnail") || strings.EqualFold(f.ObjectType, "iiif")) {
-				continue
-			}
-			if j, dup := at[f.URI]; dup {
-				r := &m.Resources[j]
-				if r.Kind == KindFile {
-					fill(&r.Type, f.MediaType)
-					fill(&r.ObjectType, f.ObjectType)
-					if r.Length == 0 {
-						r.Length = f.Length
-					}
-				}
-				continue
-			}
-			uri := f.URI
-			pub, upd := times(uri)
-			title := f.Label
-			if title == "" {
-				title = lastSegment(uri)
-			}
-			typ := f.MediaType
-			if typ == "" {
-				typ = guessMediaType(uri, f.ObjectType)
-			}
-			add(Resource{URI: uri, Kind: KindFile, Type: typ, Title: title, Length: f.Length, ObjectType: f.ObjectType, Published: pub, Updated: upd})
-		}
+	typ := f.MediaType
+	if typ == "" {
+		typ = guessMediaType(f.URI, f.ObjectType)
 	}
+	return Resource{URI: f.URI, Kind: KindFile, Type: typ, Title: title, Length: f.Length, ObjectType: f.ObjectType, Published: published, Updated: updated}
+}
 
-	for _, r := range base.Resources {
-		add(r)
+// fillFile fills in, from a later description of the same file, what the
+// first one left out; r is left alone unless it is a file.
+func fillFile(r *Resource, f File) {
+	if r.Kind != KindFile {
+		return
 	}
+	fill(&r.Type, f.MediaType)
+	fill(&r.ObjectType, f.ObjectType)
+	if r.Length == 0 {
+		r.Length = f.Length
+	}
+}
 
-	// Related: base's first, then DOIs (compared case-insensitively, MD-002),
-	// then Handles.
+// mergeFacts fills Title and ItemAuthors from the richest facts that have
+// them, adds DOIs and then Handles to Related (after base's, compared
+// case-insensitively, as DOIs are) and merges Types and Creators.
+func mergeFacts(m *Map, order []int, facts []Facts) {
 	related := set{}
 	for _, u := range m.Related {
 		related.add(strings.ToLower(u))
@@ -211,7 +243,11 @@ func Assemble(base Map, records []MetadataRecord, facts []Facts, opts AssembleOp
 	}
 	m.Types = unique(append([][]string{m.Types}, types...)...)
 	m.Creators = unique(append([][]string{m.Creators}, creators...)...)
+}
 
+// settle gives every resource its entry id and makes Updated the newest time
+// of any part.
+func settle(m *Map) {
 	for i := range m.Resources {
 		r := &m.Resources[i]
 		if r.ID == "" {
@@ -220,7 +256,6 @@ func Assemble(base Map, records []MetadataRecord, facts []Facts, opts AssembleOp
 		m.Updated = latest(m.Updated, r.Published, r.Updated)
 	}
 	m.Updated = latest(m.Updated, m.Created)
-	return m
 }
 
 func formatRank(format string) int {

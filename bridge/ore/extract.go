@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // Formats, the rules Extract applied (Facts.Format), chosen by the namespace of
@@ -26,7 +28,7 @@ var ErrNotWellFormed = errors.New("metadata is not well-formed XML")
 type Facts struct {
 	Format   string   // FormatJPCOAR, FormatJunii2 or FormatDC; "" when no root element was read
 	Title    string   // title among the root's direct children: xml:lang "ja", else "en", else the first; trimmed, runs of XML white space collapsed
-	Landing  string   // landing page, exactly the bridge/landing.go rules
+	Landing  string   // landing page, by the rules Landing shares (see the package doc)
 	Files    []File   // full-text and data files, deduplicated by URI, in document order
 	DOIs     []string // https://doi.org/{doi}, deduplicated case-insensitively
 	Handles  []string // https://hdl.handle.net/{handle}
@@ -62,176 +64,18 @@ func Extract(metadata []byte, repoHost string) (Facts, error) {
 	return f, nil
 }
 
-type nsDecl struct{ prefix, uri string }
-
-type frame struct {
-	name  xml.Name // raw: Space is the prefix
-	decls []nsDecl
-}
-
-// tokens wraps RawToken with the checks it leaves out (matching end tags, end of
-// input inside an element) and with namespace scopes resolved like
-// bridge/landing.go resolves them.
-type tokens struct {
-	d     *xml.Decoder
-	stack []frame
-}
-
-func (r *tokens) depth() int { return len(r.stack) }
-
-func (r *tokens) next() (xml.Token, error) {
-	tok, err := r.d.RawToken()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			if len(r.stack) > 0 {
-				return nil, fmt.Errorf("%w: document ends inside <%s>", ErrNotWellFormed, qname(r.stack[len(r.stack)-1].name))
-			}
-			return nil, io.EOF
-		}
-		return nil, fmt.Errorf("%w: %w", ErrNotWellFormed, err)
+// formatOf chooses the rules for a record by its root element's namespace.
+func formatOf(rootNS string) string {
+	switch {
+	case isJPCOAR(rootNS):
+		return FormatJPCOAR
+	case rootNS == nsJunii2:
+		return FormatJunii2
 	}
-	switch t := tok.(type) {
-	case xml.StartElement:
-		var decls []nsDecl
-		for _, a := range t.Attr {
-			if a.Name.Space == "xmlns" {
-				decls = append(decls, nsDecl{a.Name.Local, a.Value})
-			} else if a.Name.Space == "" && a.Name.Local == "xmlns" {
-				decls = append(decls, nsDecl{"", a.Value})
-			}
-		}
-		r.stack = append(r.stack, frame{name: t.Name, decls: decls})
-	case xml.EndElement:
-		if len(r.stack) == 0 {
-			return nil, fmt.Errorf("%w: end tag </%s> without a start tag", ErrNotWellFormed, qname(t.Name))
-		}
-		if open := r.stack[len(r.stack)-1].name; open != t.Name {
-			return nil, fmt.Errorf("%w: <%s> closed by </%s>", ErrNotWellFormed, qname(open), qname(t.Name))
-		}
-		r.stack = r.stack[:len(r.stack)-1]
-	}
-	return tok, nil
+	return FormatDC
 }
 
-func qname(n xml.Name) string {
-	if n.Space == "" {
-		return n.Local
-	}
-	return n.Space + ":" + n.Local
-}
-
-// resolve returns the namespace bound to prefix ("" for the default namespace)
-// in the current scope, or "" when it is unbound. Within one start tag the last
-// declaration of a prefix wins.
-func (r *tokens) resolve(prefix string) string {
-	for i := len(r.stack) - 1; i >= 0; i-- {
-		decls := r.stack[i].decls
-		for j := len(decls) - 1; j >= 0; j-- {
-			if decls[j].prefix == prefix {
-				return decls[j].uri
-			}
-		}
-	}
-	return ""
-}
-
-// attrNS is the namespace of an attribute with the given prefix: none without a
-// prefix, the XML namespace for xml:.
-func (r *tokens) attrNS(prefix string) string {
-	switch prefix {
-	case "":
-		return ""
-	case "xml":
-		return nsXML
-	}
-	return r.resolve(prefix)
-}
-
-// text reads the element just started through its end tag and returns its own
-// character data (not that of child elements), like bridge/landing.go's
-// elementText.
-func (r *tokens) text() (string, error) {
-	var b strings.Builder
-	depth := len(r.stack)
-	for {
-		tok, err := r.next()
-		if err != nil {
-			return "", err
-		}
-		switch t := tok.(type) {
-		case xml.EndElement:
-			if len(r.stack) < depth {
-				return b.String(), nil
-			}
-		case xml.CharData:
-			if len(r.stack) == depth {
-				b.Write(t)
-			}
-		}
-	}
-}
-
-// skip reads the element just started through its end tag.
-func (r *tokens) skip() error {
-	depth := len(r.stack)
-	for len(r.stack) >= depth {
-		if _, err := r.next(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// children calls fn for each child element of the element just started, which
-// fn must read through its end tag, and returns after the element's end tag.
-func (r *tokens) children(fn func(t xml.StartElement, ns string) error) error {
-	depth := len(r.stack)
-	for {
-		tok, err := r.next()
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if err := fn(t, r.resolve(t.Name.Space)); err != nil {
-				return err
-			}
-		case xml.EndElement:
-			if len(r.stack) < depth {
-				return nil
-			}
-		}
-	}
-}
-
-func attr(t xml.StartElement, local string) string {
-	for _, a := range t.Attr {
-		if a.Name.Space == "" && a.Name.Local == local {
-			return a.Value
-		}
-	}
-	return ""
-}
-
-func isSpace(b []byte) bool {
-	return len(bytes.TrimLeft(bytes.TrimSpace(b), "\ufeff")) == 0
-}
-
-type langText struct{ lang, text string }
-
-// pickLang returns the text in Japanese, else English, else the first; texts are
-// trimmed and empty ones ignored.
-func pickLang(c []langText) string {
-	for _, want := range [...]string{"ja", "en", ""} {
-		for _, v := range c {
-			if v.text != "" && (want == "" || strings.EqualFold(v.lang, want)) {
-				return v.text
-			}
-		}
-	}
-	return ""
-}
-
+// extractor gathers the Facts of one document as Extract reads it.
 type extractor struct {
 	r       tokens
 	host    string
@@ -243,37 +87,22 @@ type extractor struct {
 	seen    set // "t "+type, "c "+creator, "h "+handle, "d "+lower-case DOI, "f "+file URI
 }
 
-// set is a set of strings; lists are deduplicated through one so that a record
-// with very many identifiers costs linear time, not quadratic.
-type set map[string]struct{}
-
-// add adds k and reports whether it was new.
-func (s set) add(k string) bool {
-	if _, ok := s[k]; ok {
-		return false
-	}
-	s[k] = struct{}{}
-	return true
-}
-
-// unique returns the non-empty values of lists in order, each once.
-func unique(lists ...[]string) []string {
-	var out []string
-	seen := set{}
-	for _, l := range lists {
-		for _, v := range l {
-			if v != "" && seen.add(v) {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
-}
-
+// run reads the prolog up to the root element, whose namespace sets the
+// format, then the root's children, then what follows the root.
 func (x *extractor) run() error {
-	r := &x.r
+	if err := x.root(); err != nil {
+		return err
+	}
+	if err := x.r.children(x.child); err != nil {
+		return err
+	}
+	return x.epilog()
+}
+
+// root reads up to and including the root's start tag.
+func (x *extractor) root() error {
 	for x.format == "" {
-		tok, err := r.next()
+		tok, err := x.r.next()
 		if errors.Is(err, io.EOF) {
 			return fmt.Errorf("%w: no root element", ErrNotWellFormed)
 		}
@@ -282,25 +111,21 @@ func (x *extractor) run() error {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			switch ns := r.resolve(t.Name.Space); {
-			case isJPCOAR(ns):
-				x.format = FormatJPCOAR
-			case ns == nsJunii2:
-				x.format = FormatJunii2
-			default:
-				x.format = FormatDC
-			}
+			x.format = formatOf(x.r.resolve(t.Name.Space))
 		case xml.CharData:
-			if !isSpace(t) {
+			if !blank(t) {
 				return fmt.Errorf("%w: text before the root element", ErrNotWellFormed)
 			}
 		}
 	}
-	if err := r.children(x.child); err != nil {
-		return err
-	}
+	return nil
+}
+
+// epilog reads what follows the root's end tag: comments, processing
+// instructions and white space only.
+func (x *extractor) epilog() error {
 	for {
-		tok, err := r.next()
+		tok, err := x.r.next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -309,9 +134,9 @@ func (x *extractor) run() error {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			return fmt.Errorf("%w: a second root element <%s>", ErrNotWellFormed, qname(t.Name))
+			return fmt.Errorf("%w: a second root element <%s>", ErrNotWellFormed, xmltext.QName(t.Name.Space, t.Name.Local))
 		case xml.CharData:
-			if !isSpace(t) {
+			if !blank(t) {
 				return fmt.Errorf("%w: text after the root element", ErrNotWellFormed)
 			}
 		case xml.Directive:
@@ -320,103 +145,130 @@ func (x *extractor) run() error {
 	}
 }
 
-// child handles one direct child of the root.
+// child handles one direct child of the root by the rules of the format; each
+// handler reads the child through its end tag.
 func (x *extractor) child(t xml.StartElement, ns string) error {
-	r := &x.r
-	local := t.Name.Local
 	switch x.format {
 	case FormatJPCOAR:
-		switch {
-		case ns == nsDC && local == "title":
-			return x.title(t, false)
-		case ns == nsDC && local == "type":
-			for _, a := range t.Attr {
-				if a.Name.Local == "resource" && r.attrNS(a.Name.Space) == nsRDF {
-					if u := strings.TrimSpace(a.Value); isHTTP(u) && x.seen.add("t "+u) {
-						x.facts.Types = append(x.facts.Types, u)
-					}
-				}
-			}
-		case isJPCOAR(ns) && local == "identifier":
-			s, err := r.text()
-			if err != nil {
-				return err
-			}
-			switch typ := attr(t, "identifierType"); {
-			case typ == "URI": // exactly as bridge/landing.go
-				x.landing(s)
-			case strings.EqualFold(typ, "DOI"):
-				x.doi(s, true)
-			case strings.EqualFold(typ, "HDL"):
-				x.handle(s, true)
-			}
-			return nil
-		case isJPCOAR(ns) && local == "identifierRegistration":
-			s, err := r.text()
-			if err != nil {
-				return err
-			}
-			switch typ := strings.ToLower(strings.TrimSpace(attr(t, "identifierType"))); typ {
-			case "jalc", "crossref", "datacite":
-				x.doi(s, true)
-			}
-			return nil
-		case isJPCOAR(ns) && local == "creator":
-			return x.jpcoarCreator()
-		case isJPCOAR(ns) && local == "file":
-			return x.jpcoarFile()
-		}
+		return x.jpcoarChild(t, ns)
 	case FormatJunii2:
-		if ns != nsJunii2 {
-			break
+		return x.junii2Child(t, ns)
+	}
+	return x.dcChild(t, ns)
+}
+
+func (x *extractor) jpcoarChild(t xml.StartElement, ns string) error {
+	switch local := t.Name.Local; {
+	case ns == nsDC && local == "title":
+		return x.title(t, false)
+	case ns == nsDC && local == "type":
+		x.types(t)
+	case isJPCOAR(ns) && local == "identifier":
+		return x.jpcoarIdentifier(t)
+	case isJPCOAR(ns) && local == "identifierRegistration":
+		s, err := x.r.text()
+		if err != nil {
+			return err
 		}
-		switch local {
-		case "title":
-			return x.title(t, true)
-		case "URI", "fullTextURL", "selfDOI", "creator":
-			s, err := r.text()
-			if err != nil {
-				return err
-			}
-			switch u := strings.TrimSpace(s); local {
-			case "URI":
-				x.landing(u)
-			case "fullTextURL":
-				if isHTTP(u) {
-					x.addFile(File{URI: u, Label: lastSegment(u), ObjectType: "fulltext"})
-				}
-			case "selfDOI":
-				x.doi(u, true)
-			default:
-				x.author(Agent{Name: collapseSpace(u)})
-			}
-			return nil
+		switch typ := strings.ToLower(strings.TrimSpace(attr(t, "identifierType"))); typ {
+		case "jalc", "crossref", "datacite":
+			x.doi(s, true)
 		}
-	default:
-		if ns != nsDC {
-			break
-		}
-		switch local {
-		case "title":
-			return x.title(t, false)
-		case "identifier", "creator":
-			s, err := r.text()
-			if err != nil {
-				return err
+		return nil
+	case isJPCOAR(ns) && local == "creator":
+		return x.jpcoarCreator()
+	case isJPCOAR(ns) && local == "file":
+		return x.jpcoarFile()
+	}
+	return x.r.skip()
+}
+
+// types takes the COAR resource type of a dc:type from its rdf:resource.
+func (x *extractor) types(t xml.StartElement) {
+	for _, a := range t.Attr {
+		if a.Name.Local == "resource" && x.r.attrNS(a.Name.Space) == nsRDF {
+			if u := strings.TrimSpace(a.Value); isHTTP(u) && x.seen.add("t "+u) {
+				x.facts.Types = append(x.facts.Types, u)
 			}
-			u := strings.TrimSpace(s)
-			if local == "creator" {
-				x.author(Agent{Name: collapseSpace(u)})
-				return nil
-			}
-			x.landing(u)
-			if !x.doi(u, false) && !x.handle(u, false) && isHTTP(u) && looksLikeFile(u) {
-				x.addFile(File{URI: u, Label: lastSegment(u)})
-			}
-			return nil
 		}
 	}
-	return r.skip()
+}
+
+// jpcoarIdentifier reads a direct jpcoar:identifier: of type URI a landing page
+// candidate (the type compared exactly, as Landing does), DOI or HDL an
+// identifier of the object.
+func (x *extractor) jpcoarIdentifier(t xml.StartElement) error {
+	s, err := x.r.text()
+	if err != nil {
+		return err
+	}
+	switch typ := attr(t, "identifierType"); {
+	case typ == "URI":
+		x.landing(s)
+	case strings.EqualFold(typ, "DOI"):
+		x.doi(s, true)
+	case strings.EqualFold(typ, "HDL"):
+		x.handle(s, true)
+	}
+	return nil
+}
+
+func (x *extractor) junii2Child(t xml.StartElement, ns string) error {
+	if ns != nsJunii2 {
+		return x.r.skip()
+	}
+	switch local := t.Name.Local; local {
+	case "title":
+		return x.title(t, true)
+	case "URI", "fullTextURL", "selfDOI", "creator":
+		s, err := x.r.text()
+		if err != nil {
+			return err
+		}
+		switch u := strings.TrimSpace(s); local {
+		case "URI":
+			x.landing(u)
+		case "fullTextURL":
+			if isHTTP(u) {
+				x.addFile(File{URI: u, Label: lastSegment(u), ObjectType: "fulltext"})
+			}
+		case "selfDOI":
+			x.doi(u, true)
+		default:
+			x.author(Agent{Name: collapseSpace(u)})
+		}
+		return nil
+	}
+	return x.r.skip()
+}
+
+// dcChild applies the Dublin Core rules, to oai_dc and to any format not
+// recognised: an http(s) dc:identifier is a landing page candidate and, unless
+// it is a DOI or Handle, a file when its path ends in a file extension.
+func (x *extractor) dcChild(t xml.StartElement, ns string) error {
+	if ns != nsDC {
+		return x.r.skip()
+	}
+	switch local := t.Name.Local; local {
+	case "title":
+		return x.title(t, false)
+	case "identifier", "creator":
+		s, err := x.r.text()
+		if err != nil {
+			return err
+		}
+		u := strings.TrimSpace(s)
+		if local == "creator" {
+			x.author(Agent{Name: collapseSpace(u)})
+			return nil
+		}
+		x.landing(u)
+		if !x.doi(u, false) && !x.handle(u, false) && isHTTP(u) && looksLikeFile(u) {
+			x.addFile(File{URI: u, Label: lastSegment(u)})
+		}
+		return nil
+	}
+	return x.r.skip()
 }
 
 func (x *extractor) title(t xml.StartElement, junii2 bool) error {
@@ -434,9 +286,9 @@ func (x *extractor) title(t xml.StartElement, junii2 bool) error {
 	return nil
 }
 
-// landing takes a landing page candidate the way bridge/landing.go does: an
-// absolute http(s) URL; in JPCOAR the first one on the repository's host wins,
-// else the first one.
+// landing takes a landing page candidate: an absolute http(s) URL. In JPCOAR
+// the first one on the repository's host wins, else the first one (finish).
+// Landing's byte scanner applies the same rules and must agree (FuzzLanding).
 func (x *extractor) landing(s string) {
 	u := strings.TrimSpace(s)
 	if !isHTTP(u) {
@@ -578,47 +430,6 @@ func (x *extractor) jpcoarFile() error {
 		x.addFile(f)
 	}
 	return err
-}
-
-// isMediaType accepts type/subtype with optional parameters, as Atom's
-// atomMediaType pattern (.+/.+) and HTTP want it.
-func isMediaType(s string) bool {
-	mt, _, _ := strings.Cut(s, ";")
-	typ, sub, ok := strings.Cut(strings.TrimSpace(mt), "/")
-	return ok && isToken(typ) && isToken(sub)
-}
-
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"/[]?={}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// collapseSpace trims s (strings.TrimSpace) and collapses each run of XML white
-// space (space, tab, CR, LF) inside it to one space. Other spaces, such as
-// U+3000 in Japanese titles, are kept.
-func collapseSpace(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range strings.TrimSpace(s) {
-		if r == ' ' || r == '\t' || r == '\r' || r == '\n' {
-			space = true
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // finish settles the title and the landing page and drops, in Dublin Core, the

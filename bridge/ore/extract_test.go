@@ -185,7 +185,7 @@ func TestExtractEdgeCases(t *testing.T) {
 		want            Facts
 		wantErr         string // "" for no error
 	}{
-		{"first http identifier is a file: it is the landing page (landing.go), not a file",
+		{"first http identifier is a file: it is the landing page, not a file",
 			dcOpen + `<dc:identifier>https://r.example/1/paper.pdf</dc:identifier><dc:identifier>https://r.example/1/data.zip</dc:identifier></oai_dc:dc>`, "",
 			Facts{Format: FormatDC, Landing: "https://r.example/1/paper.pdf", Files: []File{{URI: "https://r.example/1/data.zip", Label: "data.zip"}}}, ""},
 		{"nested jpcoar elements ignored",

@@ -10,9 +10,9 @@ import (
 	"unicode/utf8"
 )
 
-// FuzzExtract: Extract never panics; on a well-formed document its landing page
-// is bridge/landing.go's; everything it returns is clean; and the Resource Map
-// built from it serialises to well-formed XML both ways.
+// FuzzExtract: Extract never panics; everything it returns is clean; and the
+// Resource Map built from it serialises to well-formed XML both ways.
+// (FuzzLanding checks that Landing agrees with it.)
 func FuzzExtract(f *testing.F) {
 	seeds := []string{
 		dcOpen + `<dc:title>t</dc:title><dc:identifier>https://r/1</dc:identifier><dc:identifier>doi:10.1/x</dc:identifier><dc:identifier>https://r/f.pdf</dc:identifier></oai_dc:dc>`,

@@ -2,7 +2,6 @@ package ore
 
 import (
 	"net/url"
-	"path"
 	"strings"
 )
 
@@ -21,7 +20,7 @@ const (
 )
 
 // isJPCOAR recognises every JPCOAR namespace variant (GitHub or IRDB-hosted,
-// 1.0, 2.0, 2.1, …; MD-001), exactly as bridge/landing.go does.
+// 1.0, 2.0, 2.1, …; MD-001).
 func isJPCOAR(ns string) bool {
 	return strings.HasPrefix(ns, "https://github.com/JPCOAR/schema/blob/master/") ||
 		strings.HasPrefix(ns, "https://irdb.nii.ac.jp/schema/jpcoar/")
@@ -32,13 +31,15 @@ func isDataCite(ns string) bool {
 		strings.HasPrefix(ns, "http://datacite.org/schema/kernel-")
 }
 
-// isHTTP is bridge/landing.go's test: an absolute http(s) URL with a host.
+// isHTTP reports an absolute http(s) URL with a host, what a landing page or
+// file must be.
 func isHTTP(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-// onHost is bridge/landing.go's test for a URL on the repository's host.
+// onHost reports whether URL u is on the repository's host, where JPCOAR's
+// landing page is looked for first.
 func onHost(u, host string) bool {
 	p, err := url.Parse(u)
 	return err == nil && host != "" && strings.EqualFold(p.Hostname(), host)
@@ -166,151 +167,6 @@ func escapePath(s string) string {
 		b.WriteByte(hex[c&15])
 	}
 	return b.String()
-}
-
-// isFileExtension reports whether ext (lower case, no dot) makes a Dublin Core
-// identifier URL a file rather than a page. Web page extensions (.html, .php,
-// .jsp, …) are left out on purpose.
-func isFileExtension(ext string) bool {
-	switch ext {
-	case "pdf", "ps", "eps", "djvu", "epub", "txt", "rtf",
-		"doc", "docx", "odt", "xls", "xlsx", "ods", "ppt", "pptx", "odp", "tex", "bib", "ris",
-		"csv", "tsv", "json", "jsonld", "xml", "rdf", "ttl", "nt",
-		"zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar",
-		"jpg", "jpeg", "png", "gif", "tif", "tiff", "jp2", "svg", "webp", "bmp",
-		"mp3", "wav", "flac", "ogg", "m4a", "mp4", "m4v", "mov", "avi", "mkv", "webm", "mpg", "mpeg",
-		"nc", "h5", "hdf5", "mat", "sav", "dta", "rdata", "rds", "parquet", "ipynb", "py", "r",
-		"kml", "kmz", "geojson", "shp", "gpx", "dcm", "fits", "sqlite":
-		return true
-	}
-	return false
-}
-
-// guessMediaType gives the media type of a file named by its URL's extension,
-// or of a IIIF manifest, when the metadata gave none; "" when it cannot tell.
-// The table is the package's own, so the answer does not depend on the
-// machine's MIME database.
-func guessMediaType(u, objectType string) string {
-	if strings.EqualFold(objectType, "iiif") {
-		return "application/ld+json"
-	}
-	p, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	base := path.Base(p.Path)
-	dot := strings.LastIndexByte(base, '.')
-	if dot <= 0 {
-		return ""
-	}
-	const (
-		ooxml = "application/vnd.openxmlformats-officedocument."
-		odf   = "application/vnd.oasis.opendocument."
-	)
-	switch strings.ToLower(base[dot+1:]) {
-	case "pdf":
-		return "application/pdf"
-	case "txt":
-		return "text/plain"
-	case "csv":
-		return "text/csv"
-	case "tsv":
-		return "text/tab-separated-values"
-	case "html", "htm":
-		return "text/html"
-	case "xml":
-		return "application/xml"
-	case "json":
-		return "application/json"
-	case "jsonld":
-		return "application/ld+json"
-	case "rdf":
-		return "application/rdf+xml"
-	case "ttl":
-		return "text/turtle"
-	case "zip":
-		return "application/zip"
-	case "gz", "tgz":
-		return "application/gzip"
-	case "tar":
-		return "application/x-tar"
-	case "bz2":
-		return "application/x-bzip2"
-	case "xz":
-		return "application/x-xz"
-	case "7z":
-		return "application/x-7z-compressed"
-	case "rar":
-		return "application/vnd.rar"
-	case "doc":
-		return "application/msword"
-	case "docx":
-		return ooxml + "wordprocessingml.document"
-	case "xls":
-		return "application/vnd.ms-excel"
-	case "xlsx":
-		return ooxml + "spreadsheetml.sheet"
-	case "ppt":
-		return "application/vnd.ms-powerpoint"
-	case "pptx":
-		return ooxml + "presentationml.presentation"
-	case "odt":
-		return odf + "text"
-	case "ods":
-		return odf + "spreadsheet"
-	case "odp":
-		return odf + "presentation"
-	case "rtf":
-		return "application/rtf"
-	case "epub":
-		return "application/epub+zip"
-	case "ps", "eps":
-		return "application/postscript"
-	case "jpg", "jpeg":
-		return "image/jpeg"
-	case "png":
-		return "image/png"
-	case "gif":
-		return "image/gif"
-	case "tif", "tiff":
-		return "image/tiff"
-	case "jp2":
-		return "image/jp2"
-	case "svg":
-		return "image/svg+xml"
-	case "webp":
-		return "image/webp"
-	case "mp3":
-		return "audio/mpeg"
-	case "wav":
-		return "audio/wav"
-	case "flac":
-		return "audio/flac"
-	case "ogg":
-		return "audio/ogg"
-	case "mp4", "m4v":
-		return "video/mp4"
-	case "mov":
-		return "video/quicktime"
-	case "webm":
-		return "video/webm"
-	}
-	return ""
-}
-
-// looksLikeFile reports whether the path of the http(s) URL u ends in a file
-// extension that isFileExtension accepts (case-insensitive; the query does not count).
-func looksLikeFile(u string) bool {
-	p, err := url.Parse(u)
-	if err != nil {
-		return false
-	}
-	base := path.Base(p.Path)
-	dot := strings.LastIndexByte(base, '.')
-	if dot <= 0 || dot == len(base)-1 {
-		return false
-	}
-	return isFileExtension(strings.ToLower(base[dot+1:]))
 }
 
 // lastSegment is the decoded last path segment of u, for a file's title; "" when

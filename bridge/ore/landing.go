@@ -5,15 +5,18 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // Landing returns Extract(metadata, repoHost).Landing, the landing page the
-// record names, without tokenising the whole record: the harvest asks it of
-// every new or changed record, so a byte scanner reads only the root's start
-// tag, the start tags of the root's children and the text of the candidate
-// elements, and skips everything else by counting tags. Anything it does not
-// expect (a DOCTYPE, a broken tag) hands the record to Extract, whose answer
-// it then is; on a well-formed record the two agree (FuzzLanding).
+// record names, without tokenising the whole record: the harvest's classify
+// step (bridge/harvest) asks it of every new or changed record, so a byte
+// scanner reads only the root's start tag, the start tags of the root's
+// children and the text of the candidate elements, and skips everything else
+// by counting tags. Anything it does not expect (a DOCTYPE, a broken tag)
+// hands the record to Extract, whose answer it then is; on a well-formed
+// record the two agree (FuzzLanding).
 func Landing(metadata []byte, repoHost string) string {
 	if u, ok := fastLanding(metadata, repoHost); ok {
 		return u
@@ -38,7 +41,8 @@ type scanner struct {
 }
 
 // fastLanding is Landing's byte scanner; ok is false when it meets something
-// it leaves to Extract.
+// it leaves to Extract. It applies Extract's landing rules to the root's
+// children and stops at the first candidate nothing later can beat.
 func fastLanding(b []byte, host string) (string, bool) {
 	s := &scanner{b: b}
 	if !s.prolog() {
@@ -48,71 +52,20 @@ func fastLanding(b []byte, host string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	scope := map[string]string{}
-	for _, a := range root.attrs {
-		switch {
-		case a.prefix == "xmlns":
-			scope[a.local] = a.value
-		case a.prefix == "" && a.local == "xmlns":
-			scope[""] = a.value
-		}
-	}
-	format := FormatDC
-	switch ns := scope[root.prefix]; {
-	case isJPCOAR(ns):
-		format = FormatJPCOAR
-	case ns == nsJunii2:
-		format = FormatJunii2
-	}
+	scope := root.declarations()
+	format := formatOf(scope[root.prefix])
 	if root.empty {
 		return "", true
 	}
 	var first string
 	for {
-		if !s.to('<') {
-			return "", false
-		}
+		t, end, ok := s.nextChild()
 		switch {
-		case s.has("</"):
+		case !ok:
+			return "", false
+		case end:
 			return first, true // the root ends: JPCOAR found no candidate on the repository's host
-		case s.has("<!--"):
-			if !s.past("-->") {
-				return "", false
-			}
-			continue
-		case s.has("<![CDATA["):
-			if !s.past("]]>") {
-				return "", false
-			}
-			continue
-		case s.has("<?"):
-			if !s.past("?>") {
-				return "", false
-			}
-			continue
-		case s.has("<!"):
-			return "", false
-		}
-		t, ok := s.startTag()
-		if !ok {
-			return "", false
-		}
-		ns := scope[t.prefix]
-		for _, a := range t.attrs { // the child's own declarations
-			if a.prefix == "xmlns" && a.local == t.prefix || a.prefix == "" && a.local == "xmlns" && t.prefix == "" {
-				ns = a.value
-			}
-		}
-		var want bool
-		switch format {
-		case FormatJPCOAR:
-			want = isJPCOAR(ns) && t.local == "identifier" && t.attr("identifierType") == "URI"
-		case FormatJunii2:
-			want = ns == nsJunii2 && t.local == "URI"
-		default:
-			want = ns == nsDC && t.local == "identifier"
-		}
-		if !want {
+		case !isLandingCandidate(format, t.ns(scope), &t):
 			if !t.empty && !s.skipElement() {
 				return "", false
 			}
@@ -135,6 +88,85 @@ func fastLanding(b []byte, host string) (string, bool) {
 			first = u
 		}
 	}
+}
+
+// declarations are the namespaces the start tag t declares, by prefix ("" for
+// the default namespace).
+func (t *tag) declarations() map[string]string {
+	scope := map[string]string{}
+	for _, a := range t.attrs {
+		switch {
+		case a.prefix == "xmlns":
+			scope[a.local] = a.value
+		case a.prefix == "" && a.local == "xmlns":
+			scope[""] = a.value
+		}
+	}
+	return scope
+}
+
+// ns is the namespace of a child of the root: its own declaration of its
+// prefix, else the root's scope.
+func (t *tag) ns(scope map[string]string) string {
+	ns := scope[t.prefix]
+	for _, a := range t.attrs {
+		if a.prefix == "xmlns" && a.local == t.prefix || a.prefix == "" && a.local == "xmlns" && t.prefix == "" {
+			ns = a.value
+		}
+	}
+	return ns
+}
+
+// isLandingCandidate reports whether a child of the root in namespace ns can
+// name the landing page in format.
+func isLandingCandidate(format, ns string, t *tag) bool {
+	switch format {
+	case FormatJPCOAR:
+		return isJPCOAR(ns) && t.local == "identifier" && t.attr("identifierType") == "URI"
+	case FormatJunii2:
+		return ns == nsJunii2 && t.local == "URI"
+	}
+	return ns == nsDC && t.local == "identifier"
+}
+
+// nextChild moves past comments, CDATA sections and processing instructions
+// to the next child start tag, which it reads, or to the end tag of the
+// element being read (end true, not read). ok is false at the end of input
+// and at anything left to Extract (a declaration, a broken tag).
+func (s *scanner) nextChild() (t tag, end, ok bool) {
+	for {
+		if !s.to('<') {
+			return t, false, false
+		}
+		if s.has("</") {
+			return t, true, true
+		}
+		if skipped, closed := s.skipMisc(); skipped {
+			if !closed {
+				return t, false, false
+			}
+			continue
+		}
+		if s.has("<!") {
+			return t, false, false
+		}
+		t, ok = s.startTag()
+		return t, false, ok
+	}
+}
+
+// skipMisc moves past the comment, CDATA section or processing instruction
+// at s.i, if there is one (skipped); closed is false when it does not end.
+func (s *scanner) skipMisc() (skipped, closed bool) {
+	switch {
+	case s.has("<!--"):
+		return true, s.past("-->")
+	case s.has("<![CDATA["):
+		return true, s.past("]]>")
+	case s.has("<?"):
+		return true, s.past("?>")
+	}
+	return false, true
 }
 
 func (t *tag) attr(local string) string {
@@ -172,7 +204,7 @@ func (s *scanner) past(end string) bool {
 // instructions before the root; a DOCTYPE is left to Extract.
 func (s *scanner) prolog() bool {
 	for {
-		for s.i < len(s.b) && isWhite(s.b[s.i]) {
+		for s.i < len(s.b) && xmltext.IsSpace(s.b[s.i]) {
 			s.i++
 		}
 		switch {
@@ -196,14 +228,12 @@ func (s *scanner) prolog() bool {
 	}
 }
 
-func isWhite(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
 // name reads an XML name as prefix and local part.
 func (s *scanner) name() (prefix, local string, ok bool) {
 	start := s.i
 	for s.i < len(s.b) {
 		c := s.b[s.i]
-		if isWhite(c) || c == '=' || c == '>' || c == '/' || c == '"' || c == '\'' || c == '<' {
+		if xmltext.IsSpace(c) || c == '=' || c == '>' || c == '/' || c == '"' || c == '\'' || c == '<' {
 			break
 		}
 		s.i++
@@ -227,7 +257,7 @@ func (s *scanner) startTag() (tag, bool) {
 		return t, false
 	}
 	for {
-		for s.i < len(s.b) && isWhite(s.b[s.i]) {
+		for s.i < len(s.b) && xmltext.IsSpace(s.b[s.i]) {
 			s.i++
 		}
 		switch {
@@ -245,14 +275,14 @@ func (s *scanner) startTag() (tag, bool) {
 		if a.prefix, a.local, ok = s.name(); !ok {
 			return t, false
 		}
-		for s.i < len(s.b) && isWhite(s.b[s.i]) {
+		for s.i < len(s.b) && xmltext.IsSpace(s.b[s.i]) {
 			s.i++
 		}
 		if s.i >= len(s.b) || s.b[s.i] != '=' {
 			return t, false
 		}
 		s.i++
-		for s.i < len(s.b) && isWhite(s.b[s.i]) {
+		for s.i < len(s.b) && xmltext.IsSpace(s.b[s.i]) {
 			s.i++
 		}
 		if s.i >= len(s.b) || s.b[s.i] != '"' && s.b[s.i] != '\'' {
@@ -281,19 +311,13 @@ func (s *scanner) skipElement() bool {
 		if !s.to('<') {
 			return false
 		}
+		if skipped, closed := s.skipMisc(); skipped {
+			if !closed {
+				return false
+			}
+			continue
+		}
 		switch {
-		case s.has("<!--"):
-			if !s.past("-->") {
-				return false
-			}
-		case s.has("<![CDATA["):
-			if !s.past("]]>") {
-				return false
-			}
-		case s.has("<?"):
-			if !s.past("?>") {
-				return false
-			}
 		case s.has("</"):
 			if !s.past(">") {
 				return false
@@ -328,8 +352,7 @@ func (s *scanner) elementText() (string, bool) {
 		}
 		b.WriteString(text)
 		s.i += j
-		switch {
-		case s.has("<![CDATA["):
+		if s.has("<![CDATA[") {
 			s.i += len("<![CDATA[")
 			k := bytes.Index(s.b[s.i:], []byte("]]>"))
 			if k < 0 {
@@ -337,14 +360,15 @@ func (s *scanner) elementText() (string, bool) {
 			}
 			b.Write(s.b[s.i : s.i+k])
 			s.i += k + 3
-		case s.has("<!--"):
-			if !s.past("-->") {
+			continue
+		}
+		if skipped, closed := s.skipMisc(); skipped {
+			if !closed {
 				return "", false
 			}
-		case s.has("<?"):
-			if !s.past("?>") {
-				return "", false
-			}
+			continue
+		}
+		switch {
 		case s.has("</"):
 			if !s.past(">") {
 				return "", false
@@ -403,7 +427,7 @@ func unescape(b []byte) (string, bool) {
 				default:
 					return "", false
 				}
-				if err != nil || !isXMLChar(rune(n)) {
+				if err != nil || !xmltext.IsChar(rune(n)) {
 					return "", false
 				}
 				out.WriteRune(rune(n))

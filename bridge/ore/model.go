@@ -14,7 +14,7 @@ type Map struct {
 	URI           string    // URI-R of the ORE 1.0 document: where it is served, its self link
 	AltURI        string    // URI-R of the 0.2 profile document: where it is served, its self link
 	Aggregation   string    // URI-A the 1.0 document describes: URI + "#aggregation" (Assemble sets it); the 0.2 document describes AltURI + "#aggregation"
-	ID            string    // atom:id of the 0.2 feed (GW-ORE-02, see MapID); the 1.0 entry's id derives from it
+	ID            string    // atom:id of the 0.2 feed (see MapID); the 1.0 entry's id derives from it
 	OAIIdentifier string    // the item's OAI identifier: entry ids (EntryID) and, as a URI, a related link
 	Title         string    // the object's title; "" falls back to OAIIdentifier, then Aggregation
 	Created       time.Time // when the gateway first saw the item (1.0 published)
@@ -26,7 +26,7 @@ type Map struct {
 	Creators      []string  // dcterms:creator of the Aggregation (name identifier URIs)
 	IsPartOf      []string  // dcterms:isPartOf of the Aggregation (the gateway URIs of the item's sets)
 	Resources     []Resource
-	Rights        string // licence URI of the Resource Map's metadata (atom:rights, ORE-018); "" or not an IRI: none
+	Rights        string // licence URI of the Resource Map's metadata (atom:rights); "" or not an IRI: none
 }
 
 // Kind says what an aggregated resource is.
@@ -80,8 +80,8 @@ const (
 
 // Validate reports what keeps the Map from being serialised: a URI or AltURI
 // that is not an absolute IRI or has a fragment, AltURI equal to URI, a missing
-// ID or author name, an Aggregation other than URI + "#aggregation" (ORE-015),
-// no resource (ORE-010), a resource without URI, duplicate entry ids (ORE-020),
+// ID or author name, an Aggregation other than URI + "#aggregation", no
+// resource (ORE-010), a resource without URI, duplicate entry ids (ORE-020),
 // an entry id equal to its resource's URI (ORE-028), no time at all, or a time
 // outside years 0000-9999.
 //
@@ -127,6 +127,35 @@ func documentURI(name, s string) (string, error) {
 
 func (m *Map) view() (view, error) {
 	var v view
+	errs := v.setURIs(m)
+	if m.ID == "" {
+		errs = append(errs, errors.New("no ID"))
+	}
+	if m.Author.Name == "" {
+		errs = append(errs, errors.New("no Author name (ORE-007)"))
+	}
+	errs = append(errs, v.setResources(m)...)
+	errs = append(errs, v.checkTimes(m)...)
+	v.title = m.Title
+	if v.title == "" {
+		v.title = m.OAIIdentifier
+	}
+	if v.title == "" {
+		v.title = m.Aggregation
+	}
+	for _, u := range iris(m.Related, []string{m.OAIIdentifier}) {
+		if u != v.agg && u != v.agg02 {
+			v.related = append(v.related, u)
+		}
+	}
+	v.types, v.creators, v.isPartOf = iris(m.Types), iris(m.Creators), iris(m.IsPartOf)
+	v.rights = iri(m.Rights)
+	return v, errors.Join(errs...)
+}
+
+// setURIs settles the documents' URI-Rs and the URI-As they describe, and
+// checks m.Aggregation against them.
+func (v *view) setURIs(m *Map) []error {
 	var errs []error
 	var err error
 	if v.uri, err = documentURI("URI", m.URI); err != nil {
@@ -154,12 +183,14 @@ func (m *Map) view() (view, error) {
 	case v.agg != "" && iri(m.Aggregation) != v.agg:
 		errs = append(errs, fmt.Errorf(`Aggregation URI %q is not URI + "#aggregation" (ORE-015)`, m.Aggregation))
 	}
-	if m.ID == "" {
-		errs = append(errs, errors.New("no ID"))
-	}
-	if m.Author.Name == "" {
-		errs = append(errs, errors.New("no Author name (ORE-007)"))
-	}
+	return errs
+}
+
+// setResources keeps the resources whose URI is an IRI, each URI once, with
+// their defaults applied (withDefaults), checks their entry ids and notes the
+// landing page and the newest resource time.
+func (v *view) setResources(m *Map) []error {
+	var errs []error
 	base := m.Updated
 	if base.IsZero() {
 		base = m.Created
@@ -186,41 +217,7 @@ func (m *Map) view() (view, error) {
 			errs = append(errs, fmt.Errorf("resource %s: entry id %s used twice (ORE-020)", r.URI, r.ID))
 		}
 		ids[r.ID] = true
-		if r.ConformsTo != "" {
-			r.ConformsTo = iri(r.ConformsTo)
-		}
-		if r.Updated.IsZero() {
-			r.Updated = r.Published
-		}
-		if r.Published.IsZero() {
-			r.Published = r.Updated
-		}
-		if r.Updated.IsZero() {
-			r.Published, r.Updated = base, base
-		}
-		if r.Type == "" {
-			switch r.Kind {
-			case KindMetadata:
-				r.Type = "application/xml"
-			case KindLanding:
-				r.Type = "text/html"
-			default:
-				r.Type = "application/octet-stream"
-			}
-		}
-		if r.Title == "" {
-			switch r.Kind {
-			case KindMetadata:
-				r.Title = "Metadata record"
-			case KindLanding:
-				r.Title = "Landing page"
-			default:
-				r.Title = lastSegment(raw)
-			}
-			if r.Title == "" {
-				r.Title = r.URI
-			}
-		}
+		r = withDefaults(r, raw, base)
 		if r.Kind == KindLanding && v.landing.URI == "" {
 			v.landing = r
 		}
@@ -230,6 +227,56 @@ func (m *Map) view() (view, error) {
 	if len(v.res) == 0 {
 		errs = append(errs, errors.New("no aggregated resource (ORE-010)"))
 	}
+	return errs
+}
+
+// withDefaults fills in what r leaves open: its conformsTo made an IRI, a
+// missing time from the other one or from base (the Map's time), and the type
+// and title its kind implies (file: the last segment of raw, its URI as given).
+func withDefaults(r Resource, raw string, base time.Time) Resource {
+	if r.ConformsTo != "" {
+		r.ConformsTo = iri(r.ConformsTo)
+	}
+	if r.Updated.IsZero() {
+		r.Updated = r.Published
+	}
+	if r.Published.IsZero() {
+		r.Published = r.Updated
+	}
+	if r.Updated.IsZero() {
+		r.Published, r.Updated = base, base
+	}
+	if r.Type == "" {
+		switch r.Kind {
+		case KindMetadata:
+			r.Type = "application/xml"
+		case KindLanding:
+			r.Type = "text/html"
+		default:
+			r.Type = "application/octet-stream"
+		}
+	}
+	if r.Title == "" {
+		switch r.Kind {
+		case KindMetadata:
+			r.Title = "Metadata record"
+		case KindLanding:
+			r.Title = "Landing page"
+		default:
+			r.Title = lastSegment(raw)
+		}
+		if r.Title == "" {
+			r.Title = r.URI
+		}
+	}
+	return r
+}
+
+// checkTimes settles the Map's updated time (never before a resource's) and
+// checks that there is one and that every time fits RFC 3339's four-digit
+// years.
+func (v *view) checkTimes(m *Map) []error {
+	var errs []error
 	v.updated = latest(v.updated, m.Updated, m.Created)
 	if v.updated.IsZero() {
 		errs = append(errs, errors.New("no time: set Updated"))
@@ -244,21 +291,7 @@ func (m *Map) view() (view, error) {
 			errs = append(errs, fmt.Errorf("resource %s: a time is outside years 0000-9999", r.URI))
 		}
 	}
-	v.title = m.Title
-	if v.title == "" {
-		v.title = m.OAIIdentifier
-	}
-	if v.title == "" {
-		v.title = m.Aggregation
-	}
-	for _, u := range iris(m.Related, []string{m.OAIIdentifier}) {
-		if u != v.agg && u != v.agg02 {
-			v.related = append(v.related, u)
-		}
-	}
-	v.types, v.creators, v.isPartOf = iris(m.Types), iris(m.Creators), iris(m.IsPartOf)
-	v.rights = iri(m.Rights)
-	return v, errors.Join(errs...)
+	return errs
 }
 
 func latest(t time.Time, more ...time.Time) time.Time {

@@ -6,27 +6,27 @@ import (
 	"io"
 )
 
-// Constants of the ORE 0.2 Resource Map Profile of Atom.
+// Constants of the ORE 0.2 Resource Map Profile of Atom: the GRDDL stylesheet
+// by its versioned URI (ORE-041, D-ORE-05), and the ORE icon and logo that
+// make the feed recognisable as a Resource Map (ORE-012).
 const (
-	grddl02 = "http://www.openarchives.org/ore/0.2/atom-grddl.xsl" // ORE-041, D-ORE-05
-	icon02  = "http://www.openarchives.org/ore/logos/ore_icon.png" // ORE-012
-	logo02  = "http://www.openarchives.org/ore/logos/ore_logo.png" // ORE-012
+	grddl02 = "http://www.openarchives.org/ore/0.2/atom-grddl.xsl"
+	icon02  = "http://www.openarchives.org/ore/logos/ore_icon.png"
+	logo02  = "http://www.openarchives.org/ore/logos/ore_logo.png"
 )
 
 // WriteORE02 writes the Map as an ORE 0.2 Resource Map Profile of Atom document
-// (application/atom+xml), an Atom feed with one entry per aggregated resource,
-// following ORE-006..ORE-036:
+// (application/atom+xml), an Atom feed with one entry per aggregated resource:
 //
 //   - feed: id (ID, ORE-013), self link = AltURI with type application/atom+xml
-//     (ORE-014), one describes link = AltURI + "#aggregation", this document's
-//     own URI-A (ORE-015), related links (ORE-016): first the 1.0 document's
-//     URI-A (Aggregation), another URI of the same Aggregation and the one
-//     ResourceSync collection links name, then Related and the OAI identifier;
-//     an alternate link to the 1.0 document (no ORE meaning, ORE-017), the
-//     author Author (ORE-007), title "Resource Map: {title}", updated, the
-//     ResourceMap category (ORE-008), the ORE icon and logo (ORE-012), rights
-//     (ORE-018), and rdf:type / dcterms:creator / dcterms:isPartOf extension
-//     children about the Aggregation (ORE-022);
+//     (ORE-014), the describes link to this document's own URI-A, related
+//     links: first the 1.0 document's URI-A (Aggregation), then Related and
+//     the OAI identifier; an alternate link to the 1.0 document (no ORE
+//     meaning, ORE-017), the author Author (ORE-007), title "Resource Map:
+//     {title}", updated, the ResourceMap category (ORE-008), the ORE icon and
+//     logo, rights (ORE-018), the GRDDL transformation attribute, and
+//     rdf:type / dcterms:creator / dcterms:isPartOf extension children about
+//     the Aggregation (ORE-022);
 //   - each entry: exactly one id (never the resource's URI), title, updated,
 //     published, one alternate link to the resource with its media type, no
 //     author, content, rights or other link (ORE-024..ORE-035), and extension
@@ -34,11 +34,7 @@ const (
 //     records, rdf:type for the landing page, dcterms:type = objectType for files
 //     (ORE-036).
 //
-// The feed carries the GRDDL transformation attribute with the versioned 0.2
-// stylesheet URI (ORE-041). It has no rel="resourcesync" link: that relation
-// may only point to a Capability List that lists the linking resource (RS-046),
-// and Resource Maps are in none. Every URI is written as an IRI (see
-// Map.Validate).
+// Every URI is written as an IRI (see Map.Validate).
 func (m *Map) WriteORE02(w io.Writer) error {
 	v, err := m.view()
 	if err == nil && v.alt == "" {

@@ -11,16 +11,14 @@ const MediaType = "application/atom+xml"
 
 // WriteORE10 writes the Map as an ORE 1.0 Atom Entry Document
 // (application/atom+xml): the Resource Map is the atom:entry; its self link is
-// URI, its ore:describes link URI-A = URI + "#aggregation" (Aggregation), the
-// same rule as the 0.2 document's (ORE-015); each aggregated resource is a
-// link rel="http://www.openarchives.org/ore/terms/aggregates" with type, title
-// and length; the landing page is also the text/html alternate link and the 0.2
-// document the application/atom+xml one; Related URIs are related links; types
-// and relations of the Aggregation and its resources go in oreatom:triples. The
-// entry's authors are ItemAuthors (else Author) and source/author is Author, the
-// Resource Map's creator. Its atom:id is UUID5(Namespace(), ID+"\nore-1.0"), so
-// it never equals the 0.2 feed's id. There is no rel="resourcesync" link (see
-// WriteORE02). Every URI is written as an IRI (see Map.Validate).
+// URI, its ore:describes link URI-A = URI + "#aggregation" (Aggregation); each
+// aggregated resource is a link rel="http://www.openarchives.org/ore/terms/aggregates"
+// with type, title and length; the landing page is also the text/html
+// alternate link and the 0.2 document the application/atom+xml one; Related
+// URIs are related links; types and relations of the Aggregation and its
+// resources go in oreatom:triples. The entry's authors are ItemAuthors (else
+// Author) and source/author is Author, the Resource Map's creator. Its atom:id
+// is Entry10ID(ID). Every URI is written as an IRI (see Map.Validate).
 //
 // RFC 4287 wants an alternate link in an entry without content, so a Map with
 // neither a landing page nor AltURI is refused.
@@ -130,7 +128,8 @@ func writeTriples(x *xmlWriter, v view) {
 	x.raw("</oreatom:triples>")
 }
 
-// Entry10ID is the atom:id of the ORE 1.0 entry of the Map whose ID is mapID.
+// Entry10ID is the atom:id of the ORE 1.0 entry of the Map whose ID is mapID:
+// UUID5 of mapID + "\nore-1.0", so never the 0.2 feed's id.
 func Entry10ID(mapID string) string {
 	return UUID5(Namespace(), mapID+"\nore-1.0")
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 )
 
-// NamespaceUUID is the package's fixed UUID namespace for the name-based ids of
-// GW-ORE-02. It is itself UUIDv5(NameSpace_URL,
+// NamespaceUUID is the package's fixed UUID namespace for its name-based Atom
+// ids. It is itself UUIDv5(NameSpace_URL,
 // "https://github.com/rsbridge/rsbridge/bridge/ore"); changing it changes every
 // published atom:id.
 const NamespaceUUID = "8d8566d8-3898-573d-9a7a-7097622ddb16"
@@ -40,15 +40,14 @@ func UUID5(namespace [16]byte, name string) string {
 	return string(b[:])
 }
 
-// MapID is the atom:id of an item's Resource Map (GW-ORE-02): UUID5 of
+// MapID is the atom:id of an item's Resource Map (the 0.2 feed): UUID5 of
 // repo + "\n" + oaiIdentifier in the package namespace.
 func MapID(repo, oaiIdentifier string) string {
 	return UUID5(Namespace(), repo+"\n"+oaiIdentifier)
 }
 
-// EntryID is the atom:id of the 0.2 entry for aggregated resource uri of an item
-// (GW-ORE-02): UUID5 of oaiIdentifier + "\n" + uri. It is never uri itself
-// (ORE-028).
+// EntryID is the atom:id of the 0.2 entry for aggregated resource uri of an
+// item: UUID5 of oaiIdentifier + "\n" + uri, so never uri itself.
 func EntryID(oaiIdentifier, uri string) string {
 	return UUID5(Namespace(), oaiIdentifier+"\n"+uri)
 }

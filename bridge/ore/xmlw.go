@@ -5,13 +5,14 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // xmlWriter streams hand-written XML. The first write error sticks; flush
-// returns it. Text and attribute values are escaped, and characters XML 1.0 does
-// not allow (controls, invalid UTF-8, U+FFFE/U+FFFF) become U+FFFD, so the output
-// is well-formed whatever the Map holds.
+// returns it. Text and attribute values go through xmltext.Escape, which also
+// turns what XML 1.0 cannot carry into U+FFFD, so the output is well-formed
+// whatever the Map holds.
 type xmlWriter struct {
 	bw  *bufio.Writer
 	err error
@@ -39,45 +40,12 @@ func (w *xmlWriter) indent(n int) {
 	w.raw(strings.Repeat("  ", n))
 }
 
-// escape writes s escaped for element content (attr false) or a double-quoted
-// attribute value (attr true).
+// escape writes s escaped by the project's one rule (xmltext.Escape) for
+// element content (attr false) or a double-quoted attribute value (attr true).
 func (w *xmlWriter) escape(s string, attr bool) {
-	last := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		var rep string
-		switch {
-		case r == '&':
-			rep = "&amp;"
-		case r == '<':
-			rep = "&lt;"
-		case r == '>':
-			rep = "&gt;"
-		case r == '"' && attr:
-			rep = "&quot;"
-		case r == '\t' && attr:
-			rep = "&#x9;"
-		case r == '\n' && attr:
-			rep = "&#xA;"
-		case r == '\r':
-			rep = "&#xD;"
-		case r == utf8.RuneError && size == 1, !isXMLChar(r):
-			rep = "\uFFFD"
-		default:
-			i += size
-			continue
-		}
-		w.raw(s[last:i])
-		w.raw(rep)
-		i += size
-		last = i
+	if w.err == nil {
+		w.err = xmltext.Escape(w.bw, s, attr)
 	}
-	w.raw(s[last:])
-}
-
-func isXMLChar(r rune) bool {
-	return r == 0x9 || r == 0xA || r == 0xD ||
-		(r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF)
 }
 
 // attr writes ` name="value"`; an empty value writes nothing.
