@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 )
 
 // The admin API: present only when admin.token (or admin.token_file) is set,
@@ -27,12 +28,12 @@ import (
 
 // AdminRun is the answer to a harvest, reconcile or cancel request.
 type AdminRun struct {
-	Repository string    `json:"repository"`
-	Kind       string    `json:"kind,omitempty"`
-	Started    bool      `json:"started,omitempty"`
-	Cancelled  bool      `json:"cancelled,omitempty"`
-	Running    *Activity `json:"running,omitempty"`
-	Message    string    `json:"message,omitempty"`
+	Repository string            `json:"repository"`
+	Kind       string            `json:"kind,omitempty"`
+	Started    bool              `json:"started,omitempty"`
+	Cancelled  bool              `json:"cancelled,omitempty"`
+	Running    *harvest.Activity `json:"running,omitempty"`
+	Message    string            `json:"message,omitempty"`
 }
 
 // adminRoutes adds the admin API to r.
@@ -45,8 +46,8 @@ func (s *Server) adminRoutes(r *mux.Router) {
 	}{
 		{"/admin/status", s.adminStatus, get},
 		{"/admin/repos/{repo}", s.adminRepo, get},
-		{"/admin/repos/{repo}/harvest", s.adminTrigger(KindHarvest), []string{http.MethodPost}},
-		{"/admin/repos/{repo}/reconcile", s.adminTrigger(KindReconcile), []string{http.MethodPost}},
+		{"/admin/repos/{repo}/harvest", s.adminTrigger(harvest.KindHarvest), []string{http.MethodPost}},
+		{"/admin/repos/{repo}/reconcile", s.adminTrigger(harvest.KindReconcile), []string{http.MethodPost}},
 		{"/admin/repos/{repo}/cancel", s.adminCancel, []string{http.MethodPost}},
 		{"/admin/backup", s.adminBackup, []string{http.MethodGet}},
 	} {
@@ -72,7 +73,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := bearer(r.Header.Get("Authorization"))
 		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], s.adminDigest[:]) != 1 {
+		if !ok || subtle.ConstantTimeCompare(sum[:], s.ops.digest[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="rsbridge admin"`)
 			writeJSON(w, http.StatusUnauthorized, AdminRun{Message: "the admin API needs Authorization: Bearer <admin.token>"})
 			return
@@ -92,7 +93,7 @@ func (s *Server) adminStatus(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) adminRepo(w http.ResponseWriter, r *http.Request) {
 	name := vars(r)["repo"]
-	if _, ok := s.cfg.Repository(name); !ok {
+	if _, ok := s.cfg().Repository(name); !ok {
 		writeJSON(w, http.StatusNotFound, AdminRun{Repository: name, Message: fmt.Sprintf("no repository %q in the configuration", name)})
 		return
 	}
@@ -114,36 +115,39 @@ func (s *Server) adminRepo(w http.ResponseWriter, r *http.Request) {
 func (s *Server) adminTrigger(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := vars(r)["repo"]
-		if s.sched == nil {
-			writeJSON(w, http.StatusServiceUnavailable, AdminRun{Repository: name, Message: "this server runs no scheduler"})
+		if s.ops.sched == nil {
+			adminError(w, AdminRun{Repository: name}, errNoScheduler)
 			return
 		}
 		k := kind
-		if kind == KindHarvest && truthy(r.URL.Query().Get("full")) {
-			k = KindFullHarvest
+		if kind == harvest.KindHarvest && truthy(r.URL.Query().Get("full")) {
+			k = harvest.KindFullHarvest
 		}
 		force := truthy(r.URL.Query().Get("force"))
-		err := s.sched.Trigger(name, k, force)
-		out := AdminRun{Repository: name, Kind: k, Running: s.sched.Activity(name)}
-		switch {
-		case err == nil:
-			out.Started = true
-			s.log.Info("run started by the admin API", "repo", name, "kind", k, "force", force, "remote", r.RemoteAddr)
-			writeJSON(w, http.StatusAccepted, out)
-		case errors.Is(err, ErrUnknownRepository):
-			out.Message = fmt.Sprintf("no repository %q in the configuration", name)
-			writeJSON(w, http.StatusNotFound, out)
-		case errors.Is(err, ErrBusy):
-			out.Message = "a run of this repository is going; cancel it or try when it ends"
-			writeJSON(w, http.StatusConflict, out)
-		case errors.Is(err, ErrShuttingDown):
-			out.Message = err.Error()
-			writeJSON(w, http.StatusServiceUnavailable, out)
-		default:
-			out.Message = err.Error()
-			writeJSON(w, http.StatusBadRequest, out)
+		err := s.ops.sched.Trigger(name, k, force)
+		out := AdminRun{Repository: name, Kind: k, Running: s.ops.sched.Activity(name)}
+		if err != nil {
+			adminError(w, out, err)
+			return
 		}
+		out.Started = true
+		s.log.Info("run started by the admin API", "repo", name, "kind", k, "force", force, "remote", r.RemoteAddr)
+		writeJSON(w, http.StatusAccepted, out)
 	}
+}
+
+// adminError answers a refused admin request with the status statusOf
+// gives the error and a message saying what to do.
+func adminError(w http.ResponseWriter, out AdminRun, err error) {
+	switch {
+	case errors.Is(err, harvest.ErrUnknownRepository):
+		out.Message = fmt.Sprintf("no repository %q in the configuration", out.Repository)
+	case errors.Is(err, harvest.ErrBusy):
+		out.Message = "a run of this repository is going; cancel it or try when it ends"
+	default:
+		out.Message = err.Error()
+	}
+	writeJSON(w, statusOf(err), out)
 }
 
 func truthy(v string) bool {
@@ -156,15 +160,15 @@ func truthy(v string) bool {
 
 func (s *Server) adminCancel(w http.ResponseWriter, r *http.Request) {
 	name := vars(r)["repo"]
-	if s.sched == nil {
-		writeJSON(w, http.StatusServiceUnavailable, AdminRun{Repository: name, Message: "this server runs no scheduler"})
+	if s.ops.sched == nil {
+		adminError(w, AdminRun{Repository: name}, errNoScheduler)
 		return
 	}
-	running := s.sched.Activity(name)
-	ok, err := s.sched.Cancel(name)
+	running := s.ops.sched.Activity(name)
+	ok, err := s.ops.sched.Cancel(name)
 	switch {
 	case err != nil:
-		writeJSON(w, http.StatusNotFound, AdminRun{Repository: name, Message: fmt.Sprintf("no repository %q in the configuration", name)})
+		adminError(w, AdminRun{Repository: name}, err)
 	case !ok:
 		writeJSON(w, http.StatusConflict, AdminRun{Repository: name, Message: "nothing is running"})
 	default:
@@ -176,17 +180,17 @@ func (s *Server) adminCancel(w http.ResponseWriter, r *http.Request) {
 
 // adminBackup streams an online backup; one at a time.
 func (s *Server) adminBackup(w http.ResponseWriter, r *http.Request) {
-	if !s.backupMu.TryLock() {
+	if !s.ops.backupMu.TryLock() {
 		writeJSON(w, http.StatusConflict, AdminRun{Message: "a backup is being written; try when it ends"})
 		return
 	}
-	defer s.backupMu.Unlock()
+	defer s.ops.backupMu.Unlock()
 	name := "rsbridge-" + s.now().UTC().Format("20060102T150405Z") + ".backup"
 	w.Header().Set("Content-Type", "application/gzip")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	w.Header().Set("Cache-Control", "no-store")
 	began := time.Now()
-	st, err := s.db.Backup(r.Context(), &idleWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: s.writeIdle})
+	st, err := s.db.Backup(r.Context(), &idleWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: s.lim.writeIdle})
 	if err != nil {
 		// Headers are out: cut the response so the client sees a broken
 		// transfer, not a short file it could take for a backup.
@@ -208,7 +212,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 // it is reported but stays ready.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if s.draining.Load() {
+	if s.ops.draining.Load() {
 		httpError(w, http.StatusServiceUnavailable, "not ready: shutting down")
 		return
 	}

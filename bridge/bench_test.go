@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
@@ -33,7 +34,7 @@ import (
 //
 // RSBRIDGE_BENCH_RECORDS=400000 adds a larger size.
 func BenchmarkHarvest(b *testing.B) {
-	defer RuntimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
+	defer runtimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
 	sizes := []int{10000, 100000}
 	if os.Getenv("RSBRIDGE_BENCH_SMALL") != "" {
 		sizes = []int{20000}
@@ -63,7 +64,7 @@ func BenchmarkHarvest(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					h, err := NewHarvester(cfg, cfg.Repositories[0], db, HarvesterOptions{})
+					h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -103,7 +104,7 @@ func BenchmarkHarvest(b *testing.B) {
 					runtime.GC()
 					b.StartTimer()
 					start := time.Now()
-					res, err := h.Harvest(context.Background(), HarvestOptions{})
+					res, err := h.Harvest(context.Background(), harvest.HarvestOptions{})
 					total += time.Since(start)
 					b.StopTimer()
 					close(stop)
@@ -130,7 +131,7 @@ func BenchmarkHarvest(b *testing.B) {
 //
 //	go test -run '^$' -bench HarvestSlowUpstream -benchtime 1x ./bridge/
 func BenchmarkHarvestSlowUpstream(b *testing.B) {
-	defer RuntimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
+	defer runtimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
 	const n, perPage = 20000, 20 * time.Millisecond
 	// The upstream replays recorded responses: a real repository builds its
 	// pages on another machine, so its work must not share these two cores.
@@ -190,12 +191,12 @@ func BenchmarkHarvestSlowUpstream(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h, err := NewHarvester(cfg, cfg.Repositories[0], db, HarvesterOptions{})
+		h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		res, err := h.Harvest(context.Background(), HarvestOptions{})
+		res, err := h.Harvest(context.Background(), harvest.HarvestOptions{})
 		harvest := time.Since(start)
 		db.Close()
 		if err != nil || res[0].Counts.Records != n {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/rsbridge/rsbridge/bridge/source"
 )
 
 // Documents computed once (issue 11): a Resource List page of 50,000 entries
@@ -176,7 +178,7 @@ func (e *cached) serve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer f.Close()
-	w.Header().Set("Content-Type", xmlType)
+	w.Header().Set("Content-Type", source.XMLType)
 	w.Header().Set("Cache-Control", e.control)
 	w.Header().Set("ETag", etag)
 	http.ServeContent(w, r, "", e.modified, f)

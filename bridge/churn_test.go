@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -156,16 +159,16 @@ func runChurn(t *testing.T, p churnParams) {
 	hmu.Lock()
 	handler = server.Handler()
 	hmu.Unlock()
-	h, err := NewHarvester(cfg, cfg.Repositories[0], db, HarvesterOptions{})
+	h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dumper := NewDumper(cfg, db, DumperOptions{Dir: dumpDir, Tick: 50 * time.Millisecond})
+	dumper := dumps.New(source.New(cfg, db), db, dumps.Options{Dir: dumpDir, Tick: 50 * time.Millisecond})
 
 	// The first harvest, so the source has sets and records.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := h.Harvest(ctx, HarvestOptions{}); err != nil {
+	if _, err := h.Harvest(ctx, harvest.HarvestOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var bg sync.WaitGroup
@@ -180,7 +183,7 @@ func runChurn(t *testing.T, p churnParams) {
 	var harvests sync.WaitGroup
 	harvests.Go(func() {
 		for harvestCtx.Err() == nil {
-			if _, err := h.Harvest(harvestCtx, HarvestOptions{}); err != nil && harvestCtx.Err() == nil {
+			if _, err := h.Harvest(harvestCtx, harvest.HarvestOptions{}); err != nil && harvestCtx.Err() == nil {
 				t.Errorf("harvest: %v", err)
 				return
 			}
@@ -278,7 +281,7 @@ func runChurn(t *testing.T, p churnParams) {
 	time.Sleep(1100 * time.Millisecond)
 	stopHarvest()
 	harvests.Wait()
-	if _, err := h.Harvest(ctx, HarvestOptions{}); err != nil {
+	if _, err := h.Harvest(ctx, harvest.HarvestOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dumper.Changed()
@@ -296,7 +299,7 @@ func runChurn(t *testing.T, p churnParams) {
 				continue
 			}
 			sum := md5.Sum(it.Metadata)
-			out[resourceURL(srv.URL, "demo", "oai_dc", it.Identifier)] = hex.EncodeToString(sum[:])
+			out[source.ResourceURL(srv.URL, "demo", "oai_dc", it.Identifier)] = hex.EncodeToString(sum[:])
 		}
 		return out
 	}
@@ -450,7 +453,7 @@ func churnGet(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
 			continue
 		}
 		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, clip(string(b), 300))
+			return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, source.Clip(string(b), 300))
 		}
 		return b, nil
 	}

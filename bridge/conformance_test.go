@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -42,7 +43,7 @@ func TestEmptyChannelIsADocument(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the empty channel is not a document: %v\n%s", err, b)
 	}
-	if doc.MD.Capability != changeNotification || doc.MD.From.IsZero() || !doc.MD.Until.Equal(doc.MD.From) || len(doc.Entries) != 0 {
+	if doc.MD.Capability != source.ChangeNotification || doc.MD.From.IsZero() || !doc.MD.Until.Equal(doc.MD.From) || len(doc.Entries) != 0 {
 		t.Errorf("empty notification: %+v, %d entries (CN-008: from and until)", doc.MD, len(doc.Entries))
 	}
 	validateXSD(t, "channel", b)
@@ -67,7 +68,7 @@ func demoConfig(t *testing.T, y string) *config.Config {
 // when it closes (issue 16, finding 2: at the end of every quiet period its
 // URL answered 404 and the index named another list with the same from).
 func TestEmptyOpenListKeepsItsURL(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 5, SetCount: -1}, 100, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 5, SetCount: -1}, 100, time.Hour)
 	s.harvest()
 	cli := s.srv.URL + "/demo/oai_dc/all/changelist.xml"
 	openList := func() (string, *rsync.MD) {

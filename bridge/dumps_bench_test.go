@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
@@ -108,8 +110,8 @@ func BenchmarkResourceDump(b *testing.B) {
 	for _, n := range benchRecords() {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			db, cfg, dir := dumpBenchStore(b, n)
-			d := NewDumper(cfg, db, DumperOptions{Dir: dir})
-			rs := resourceSet{repo: cfg.Repositories[0], prefix: "oai_dc", set: store.AllSet, base: "http://bench"}
+			d := dumps.New(source.New(cfg, db), db, dumps.Options{Dir: dir})
+			rs := source.New(cfg, db).All(cfg.Repositories[0], "oai_dc")
 			runtime.GC()
 			for b.Loop() {
 				stop := heapSampler()
@@ -167,8 +169,9 @@ func BenchmarkDumpBaseline(b *testing.B) {
 	srv.Config.Handler = mustServer(b, cfg, db, ServerOptions{DumpDir: dir}).Handler()
 	srv.Start()
 	defer srv.Close()
-	d := NewDumper(cfg, db, DumperOptions{Dir: dir})
-	rs := resourceSet{repo: cfg.Repositories[0], prefix: "oai_dc", set: store.AllSet, base: srv.URL}
+	src := source.New(cfg, db)
+	d := dumps.New(src, db, dumps.Options{Dir: dir})
+	rs := src.All(cfg.Repositories[0], "oai_dc")
 	if err := d.BuildResourceDump(context.Background(), rs); err != nil {
 		b.Fatal(err)
 	}
@@ -183,14 +186,14 @@ func BenchmarkDumpBaseline(b *testing.B) {
 				for range 5 {
 					hc, _ := benchClient(rtt, true)
 					dest := baselineDest{b: b, hc: hc}
-					dumps = append(dumps, dest.timed(func() int { return dest.fromDump(rs.resourceDump()) }, n))
+					dumps = append(dumps, dest.timed(func() int { return dest.fromDump(rs.ResourceDump()) }, n))
 				}
 				first := dumps[0]
 				slices.Sort(dumps)
 				dumpTime := dumps[2]
 				hc, waited := benchClient(rtt, true)
 				dest := baselineDest{b: b, hc: hc}
-				getTime := dest.timed(func() int { return dest.byGET(rs.resourceList(), 1) }, n)
+				getTime := dest.timed(func() int { return dest.byGET(rs.ResourceList(), 1) }, n)
 				b.ReportMetric(first.Seconds(), "dump-first-s")
 				b.ReportMetric(dumpTime.Seconds(), "dump-s")
 				b.ReportMetric(getTime.Seconds(), "get-s")
@@ -201,14 +204,14 @@ func BenchmarkDumpBaseline(b *testing.B) {
 				if rtt == 0 {
 					hc8, _ := benchClient(rtt, true)
 					par := baselineDest{b: b, hc: hc8}
-					parTime := par.timed(func() int { return par.byGET(rs.resourceList(), 8) }, n)
+					parTime := par.timed(func() int { return par.byGET(rs.ResourceList(), 8) }, n)
 					b.ReportMetric(parTime.Seconds(), "get-8-s")
 					b.ReportMetric(parTime.Seconds()/dumpTime.Seconds(), "speedup-8")
 				}
 				if rtt < time.Millisecond {
 					hc, _ := benchClient(rtt, false)
 					ref := baselineDest{b: b, hc: hc}
-					refTime := ref.timed(func() int { return ref.byGET(rs.resourceList(), 1) }, n)
+					refTime := ref.timed(func() int { return ref.byGET(rs.ResourceList(), 1) }, n)
 					b.ReportMetric(refTime.Seconds(), "get-conn-s")
 					b.ReportMetric(refTime.Seconds()/dumpTime.Seconds(), "speedup-conn")
 				}

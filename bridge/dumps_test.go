@@ -20,9 +20,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
-	"github.com/rsbridge/rsbridge/store"
 )
 
 // unpacked is one dump package read back: its manifest and its files.
@@ -200,7 +201,7 @@ func (d *destination) applyChangeDumps(base string, since map[string]time.Time) 
 // retention pruned the lists it would need is told so by the Change List
 // Index and re-baselines from a new Resource Dump.
 func TestDumpDestination(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 60, PageSize: 25, SetCount: 3, DeletedEvery: 9, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 7, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 60, PageSize: 25, SetCount: 3, DeletedEvery: 9, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 7, time.Hour)
 	s.cfg.ResourceSync.Retention = 3 * time.Hour
 	s.cfg.ResourceSync.DumpInterval = time.Minute
 	s.harvest()
@@ -283,8 +284,8 @@ func TestPackageNames(t *testing.T) {
 		strings.Repeat("x", 300), strings.Repeat("x", 300) + "y", strings.Repeat("/", 100), strings.Repeat("é", 100), "a\x01b"}
 	seen := map[string]string{}
 	for _, id := range ids {
-		n := packageName(id)
-		if strings.ContainsAny(n, "/\\") || strings.Contains(n, "..") || strings.HasPrefix(n, ".") || len(n) > maxPathName || !utf8.ValidString(n) {
+		n := source.PackageName(id)
+		if strings.ContainsAny(n, "/\\") || strings.Contains(n, "..") || strings.HasPrefix(n, ".") || len(n) > source.MaxPackageName || !utf8.ValidString(n) {
 			t.Errorf("%q: unsafe name %q", id, n)
 		}
 		if other, dup := seen[n]; dup {
@@ -299,17 +300,17 @@ func TestPackageNames(t *testing.T) {
 func TestHostileIdentifiersInDumps(t *testing.T) {
 	ids := []string{"../../etc/passwd", "/abs/path", "a/b", "a%2Fb", ".", "..", strings.Repeat("long", 80), "日本語/論文 1"}
 	srv, s, _ := limitsServer(t, 0, 4, 5*time.Second, ids)
-	d := NewDumper(s.cfg, s.db, DumperOptions{Dir: s.dumpDir})
-	rs := resourceSet{repo: s.cfg.Repositories[0], prefix: "oai_dc", set: store.AllSet, base: s.base}
+	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumpDir})
+	rs := s.src.All(s.cfg().Repositories[0], "oai_dc")
 	if err := d.BuildResourceDump(context.Background(), rs); err != nil {
 		t.Fatal(err)
 	}
 	dest := newDestination(t)
-	rd := dest.doc(strings.Replace(rs.resourceDump(), s.base, srv.URL, 1))
+	rd := dest.doc(strings.Replace(rs.ResourceDump(), s.src.Base(), srv.URL, 1))
 	if len(rd.Entries) != 1 {
 		t.Fatalf("%d packages", len(rd.Entries))
 	}
-	pkg := dest.unpack(strings.Replace(rd.Entries[0].Loc, s.base, srv.URL, 1), rd.Entries[0].MD)
+	pkg := dest.unpack(strings.Replace(rd.Entries[0].Loc, s.src.Base(), srv.URL, 1), rd.Entries[0].MD)
 	if len(pkg.manifest.Entries) != len(ids) || len(pkg.files) != len(ids)+1 {
 		t.Fatalf("%d manifest entries, %d files for %d records", len(pkg.manifest.Entries), len(pkg.files), len(ids))
 	}
@@ -325,7 +326,7 @@ func TestHostileIdentifiersInDumps(t *testing.T) {
 // period and are then removed; files no descriptor names (a build cut off by
 // a crash) are removed at start.
 func TestDumpLifecycle(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 30, PageSize: 10}, 50, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 30, PageSize: 10}, 50, time.Hour)
 	s.cfg.ResourceSync.DumpInterval = time.Minute
 	s.cfg.ResourceSync.DumpGrace = 10 * time.Minute
 	s.harvest()
@@ -384,7 +385,7 @@ func TestDumpLifecycle(t *testing.T) {
 	for _, f := range []string{".tmp-123", "resourcedump-20261122T000000000Z-00001.zip"} {
 		os.WriteFile(filepath.Join(dir, f), []byte("partial"), 0o644)
 	}
-	if err := d.removeOrphans(ctx); err != nil {
+	if err := d.RemoveOrphans(ctx); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(dir)

@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -28,7 +31,7 @@ import (
 
 // source is an upstream, a store, a harvester and the ResourceSync server, all
 // on one controllable clock.
-type source struct {
+type fixture struct {
 	t       testing.TB
 	up      *oaiserver.Synthetic
 	clock   *clock
@@ -36,14 +39,14 @@ type source struct {
 	cfg     *config.Config
 	srv     *httptest.Server
 	upSrv   *httptest.Server
-	h       *Harvester
+	h       *harvest.Harvester
 	prefix  []string
 	dumpDir string
 }
 
-func newSource(t testing.TB, o oaiserver.Options, pageLimit int, period time.Duration) *source {
+func newFixture(t testing.TB, o oaiserver.Options, pageLimit int, period time.Duration) *fixture {
 	t.Helper()
-	s := &source{t: t, clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}}
+	s := &fixture{t: t, clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}}
 	o.Now = s.clock.now
 	if len(o.Prefixes) == 0 {
 		o.Prefixes = []string{"oai_dc"}
@@ -76,7 +79,7 @@ func newSource(t testing.TB, o oaiserver.Options, pageLimit int, period time.Dur
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.db.Close() })
-	s.h, err = NewHarvester(cfg, cfg.Repositories[0], s.db, HarvesterOptions{Now: s.clock.now})
+	s.h, err = harvest.New(cfg, cfg.Repositories[0], s.db, harvest.Options{Now: s.clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,25 +91,25 @@ func newSource(t testing.TB, o oaiserver.Options, pageLimit int, period time.Dur
 }
 
 // dumper builds the source's dumps on its clock.
-func (s *source) dumper() *Dumper {
-	return NewDumper(s.cfg, s.db, DumperOptions{Now: s.clock.now, Dir: s.dumpDir})
+func (s *fixture) dumper() *dumps.Dumper {
+	return dumps.New(source.New(s.cfg, s.db), s.db, dumps.Options{Now: s.clock.now, Dir: s.dumpDir})
 }
 
-func (s *source) harvest() {
+func (s *fixture) harvest() {
 	s.t.Helper()
-	if _, err := s.h.Harvest(context.Background(), HarvestOptions{}); err != nil {
+	if _, err := s.h.Harvest(context.Background(), harvest.HarvestOptions{}); err != nil {
 		s.t.Fatal(err)
 	}
 }
 
 // advance moves the shared clock; the harvester's events get times after it.
-func (s *source) advance(d time.Duration) time.Time {
+func (s *fixture) advance(d time.Duration) time.Time {
 	s.clock.set(s.clock.now().Add(d))
 	return s.clock.now()
 }
 
 // expected is what a destination of a resource set must hold: loc -> bytes.
-func (s *source) expected(prefix, set string) map[string][]byte {
+func (s *fixture) expected(prefix, set string) map[string][]byte {
 	out := map[string][]byte{}
 	for i := 0; i < s.up.Len(); i++ {
 		it, ok := s.up.Item(i, prefix)
@@ -116,7 +119,7 @@ func (s *source) expected(prefix, set string) map[string][]byte {
 		if set != store.AllSet && !slices.Contains(store.ExpandSets(it.Sets), set) {
 			continue
 		}
-		out[resourceURL(s.srv.URL, "demo", prefix, it.Identifier)] = it.Metadata
+		out[source.ResourceURL(s.srv.URL, "demo", prefix, it.Identifier)] = it.Metadata
 	}
 	return out
 }
@@ -408,29 +411,29 @@ func validateDocs(t *testing.T, docs map[string][]byte) {
 }
 
 // check compares every mirrored set with the upstream.
-func (d *destination) check(s *source) {
+func (d *destination) check(s *fixture) {
 	d.t.Helper()
 	total := 0
 	defer func() {
 		d.t.Logf("destination matches upstream: %d resources in %d resource sets", total, len(d.mirror))
 	}()
 	for _, rs := range mustSets(s) {
-		got := d.mirror[rs.capabilityList()]
-		want := s.expected(rs.prefix, rs.set)
+		got := d.mirror[rs.CapabilityList()]
+		want := s.expected(rs.Prefix, rs.Spec)
 		total += len(want)
 		if len(got) != len(want) {
-			d.t.Errorf("%s: destination holds %d resources, upstream %d", rs.capabilityList(), len(got), len(want))
+			d.t.Errorf("%s: destination holds %d resources, upstream %d", rs.CapabilityList(), len(got), len(want))
 		}
 		for loc, b := range want {
 			if !bytes.Equal(got[loc], b) {
-				d.t.Errorf("%s: %s differs or is missing", rs.capabilityList(), loc)
+				d.t.Errorf("%s: %s differs or is missing", rs.CapabilityList(), loc)
 			}
 		}
 	}
 }
 
-func mustSets(s *source) []resourceSet {
-	sets, err := mustServer(s.t, s.cfg, s.db, ServerOptions{}).resourceSets(context.Background())
+func mustSets(s *fixture) []source.Set {
+	sets, err := source.New(s.cfg, s.db).Sets(context.Background())
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -443,7 +446,7 @@ func mustSets(s *source) []resourceSet {
 // deletes, restores, set moves and datestamp bumps, including the rollover of
 // Change Lists from open to closed by size and by period.
 func TestEndToEndSync(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 60, PageSize: 25, SetCount: 3, DeletedEvery: 9, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 7, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 60, PageSize: 25, SetCount: 3, DeletedEvery: 9, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 7, time.Hour)
 	s.harvest()
 	dest := newDestination(t)
 	dest.baseline(s.srv.URL)
@@ -488,7 +491,7 @@ func TestEndToEndSync(t *testing.T) {
 }
 
 // firstClosedList returns a closed Change List of the all-records set of oai_dc.
-func firstClosedList(t *testing.T, d *destination, s *source) (string, []byte) {
+func firstClosedList(t *testing.T, d *destination, s *fixture) (string, []byte) {
 	cli := d.doc(s.srv.URL + "/demo/oai_dc/all/changelist.xml")
 	for _, e := range cli.Entries {
 		if !e.MD.Until.IsZero() {

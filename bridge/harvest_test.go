@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
@@ -113,8 +114,8 @@ repositories:
 	return e
 }
 
-func (e *env) harvester() *Harvester {
-	h, err := NewHarvester(e.cfg, e.cfg.Repositories[0], e.db, HarvesterOptions{ClientOptions: func(o *oaipmh.Options) {
+func (e *env) harvester() *harvest.Harvester {
+	h, err := harvest.New(e.cfg, e.cfg.Repositories[0], e.db, harvest.Options{ClientOptions: func(o *oaipmh.Options) {
 		o.Sleep = func(ctx context.Context, d time.Duration) error {
 			e.mu.Lock()
 			e.sleeps = append(e.sleeps, d)
@@ -128,19 +129,19 @@ func (e *env) harvester() *Harvester {
 	return h
 }
 
-func (e *env) harvest(full bool) ([]Result, error) {
-	return e.harvester().Harvest(context.Background(), HarvestOptions{Full: full})
+func (e *env) harvest(full bool) ([]harvest.Result, error) {
+	return e.harvester().Harvest(context.Background(), harvest.HarvestOptions{Full: full})
 }
 
-func (e *env) mustHarvest() Counts {
+func (e *env) mustHarvest() harvest.Counts {
 	e.t.Helper()
 	res, err := e.harvest(false)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var c Counts
+	var c harvest.Counts
 	for _, r := range res {
-		c.add(r.Counts)
+		c.Add(r.Counts)
 	}
 	return c
 }
@@ -552,14 +553,14 @@ func TestReconcileDeletedRecordNo(t *testing.T) {
 		return false
 	})
 	seq := e.lastSeq("oai_dc")
-	if _, err := h.Reconcile(context.Background(), ReconcileOptions{}); err == nil || !strings.Contains(err.Error(), "nothing was deleted") {
+	if _, err := h.Reconcile(context.Background(), harvest.ReconcileOptions{}); err == nil || !strings.Contains(err.Error(), "nothing was deleted") {
 		t.Fatalf("got %v", err)
 	}
 	if evs := e.events("oai_dc", seq); len(evs) != 0 {
 		t.Fatalf("a partial pass made events: %+v", evs)
 	}
 	e.faults.set()
-	res, err := h.Reconcile(context.Background(), ReconcileOptions{})
+	res, err := h.Reconcile(context.Background(), harvest.ReconcileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,7 +570,7 @@ func TestReconcileDeletedRecordNo(t *testing.T) {
 	e.assertMirror("oai_dc")
 	// Reconciling again changes nothing.
 	seq = e.lastSeq("oai_dc")
-	if _, err := h.Reconcile(context.Background(), ReconcileOptions{}); err != nil {
+	if _, err := h.Reconcile(context.Background(), harvest.ReconcileOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if evs := e.events("oai_dc", seq); len(evs) != 0 {
@@ -589,14 +590,14 @@ func TestReconcileSafetyLimit(t *testing.T) {
 		}
 		return false
 	})
-	_, err := e.harvester().Reconcile(context.Background(), ReconcileOptions{})
+	_, err := e.harvester().Reconcile(context.Background(), harvest.ReconcileOptions{})
 	if err == nil || !strings.Contains(err.Error(), "listed no identifiers at all but 50 records are live") {
 		t.Fatalf("got %v", err)
 	}
 	if ctr, _ := peek(e.db).Counter("demo", "oai_dc"); ctr.Live != 50 {
 		t.Fatal("records were deleted")
 	}
-	res, err := e.harvester().Reconcile(context.Background(), ReconcileOptions{Force: true})
+	res, err := e.harvester().Reconcile(context.Background(), harvest.ReconcileOptions{Force: true})
 	if err != nil || res[0].Counts.Deleted != 50 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -752,7 +753,7 @@ func TestReconcileRefusesWithUnreadableHeaders(t *testing.T) {
 			`</ListIdentifiers></OAI-PMH>`)
 		return true
 	})
-	_, err := e.harvester().Reconcile(context.Background(), ReconcileOptions{})
+	_, err := e.harvester().Reconcile(context.Background(), harvest.ReconcileOptions{})
 	if err == nil || !strings.Contains(err.Error(), "1 listed headers could not be read") {
 		t.Fatalf("got %v", err)
 	}

@@ -1,27 +1,58 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/bridge/source"
+	"github.com/rsbridge/rsbridge/config"
 )
 
 // Limits on what one client can hold (issue "never stuck"): a large document
 // holds a store snapshot and a goroutine while it streams, so at most
 // server.max_streams of them stream at once, and a client that stops reading
-// is cut off after server.write_idle.
+// is cut off after server.write_idle; a request body must arrive within
+// bodyTimeout.
+type limits struct {
+	streams     chan struct{} // one token per large document streaming now
+	writeIdle   time.Duration
+	bodyTimeout time.Duration // longest read of a request body (tests lower it)
+}
 
-// maxIdentifierBytes bounds an identifier given in a request (start=, a
-// resource path); the harvest refuses longer ones (oaipmh.Options.MaxIdentifierBytes).
-const maxIdentifierBytes = 8192
+func newLimits(cfg *config.Config) limits {
+	return limits{streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)),
+		writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle), bodyTimeout: bodyTimeout}
+}
+
+// errBusy refuses a large document while max_streams others stream.
+var errBusy = &source.Error{Code: codeBusy, RetryAfter: 10 * time.Second,
+	Msg: "busy: too many large documents are being sent; retry in a few seconds"}
+
+// bodyTimeout bounds reading a request body (a WebSub subscription, an
+// admin call): a client sending it slowly is cut off instead of holding a
+// connection and a goroutine for as long as it likes (issue 21, item 4).
+const bodyTimeout = 10 * time.Second
+
+// bodyDeadline gives a request that carries a body a read deadline of
+// bodyTimeout. Requests without one (every GET of a document) get none:
+// net/http's read deadline would also cut a long response, whose
+// background read of the connection it bounds too.
+func (s *Server) bodyDeadline(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.lim.bodyTimeout))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 // streaming wraps a handler of a large document: it refuses with 503 and
 // Retry-After when max_streams documents are already streaming, and gives the
@@ -34,17 +65,16 @@ const maxIdentifierBytes = 8192
 func (s *Server) streaming(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case s.streams <- struct{}{}:
+		case s.lim.streams <- struct{}{}:
 		default:
-			w.Header().Set("Retry-After", "10")
-			httpError(w, http.StatusServiceUnavailable, "busy: too many large documents are being sent; retry in a few seconds")
+			s.fail(w, r, errBusy)
 			return
 		}
 		var once sync.Once
-		release := func() { once.Do(func() { <-s.streams }) }
+		release := func() { once.Do(func() { <-s.lim.streams }) }
 		defer release()
-		iw := &idleWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: s.writeIdle}
-		iw.rc.SetWriteDeadline(time.Now().Add(s.writeIdle))
+		iw := &idleWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: s.lim.writeIdle}
+		iw.rc.SetWriteDeadline(time.Now().Add(s.lim.writeIdle))
 		h(iw, r.WithContext(context.WithValue(r.Context(), slotKey{}, release)))
 	}
 }
@@ -112,22 +142,4 @@ func clientGone(r *http.Request, err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// validIdentifier reports whether a request names an identifier the store
-// could hold.
-func validIdentifier(id string) bool {
-	return id != "" && len(id) <= maxIdentifierBytes && utf8.ValidString(id) && !strings.ContainsRune(id, 0)
-}
-
-// clip shortens text echoed from a request for an error body or a log line.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/notify"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -146,9 +149,9 @@ func TestSlowReaders(t *testing.T) {
 	}
 	// The streams are cut off after write_idle and give their slots back.
 	deadline := time.Now().Add(30 * time.Second)
-	for len(s.streams) > 0 {
+	for len(s.lim.streams) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d streams still held by clients that stopped reading", len(s.streams))
+			t.Fatalf("%d streams still held by clients that stopped reading", len(s.lim.streams))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -180,7 +183,7 @@ func TestRequestHardening(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	for _, id := range []string{".", "..", "a/../b"} {
-		u := strings.Replace(resourceURL("http://rs.test", "demo", "oai_dc", id), "http://rs.test", srv.URL, 1)
+		u := strings.Replace(source.ResourceURL("http://rs.test", "demo", "oai_dc", id), "http://rs.test", srv.URL, 1)
 		if code, body := get(u); code != 200 || !strings.Contains(body, "yyy") {
 			t.Errorf("%q at %s: %d %.100s", id, u, code, body)
 		}
@@ -324,8 +327,8 @@ func TestStalledFileReadersHoldNoSlot(t *testing.T) {
 	s := mustServer(t, cfg, db, ServerOptions{DumpDir: dumpDir})
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	rs := resourceSet{repo: cfg.Repositories[0], prefix: "oai_dc", set: store.AllSet, base: s.base}
-	if err := NewDumper(cfg, db, DumperOptions{Dir: dumpDir}).BuildResourceDump(context.Background(), rs); err != nil {
+	rs := s.src.All(cfg.Repositories[0], "oai_dc")
+	if err := dumps.New(s.src, db, dumps.Options{Dir: dumpDir}).BuildResourceDump(context.Background(), rs); err != nil {
 		t.Fatal(err)
 	}
 	rd, err := getDoc(context.Background(), srv.Client(), srv.URL+"/demo/oai_dc/all/resourcedump.xml")
@@ -364,7 +367,7 @@ func TestStalledFileReadersHoldNoSlot(t *testing.T) {
 			t.Errorf("%s with 20 stalled package readers: %d", path, resp.StatusCode)
 		}
 	}
-	if n := len(s.streams); n != 0 {
+	if n := len(s.lim.streams); n != 0 {
 		t.Errorf("%d slots held by clients that stopped reading a file", n)
 	}
 }
@@ -376,12 +379,12 @@ func TestStalledFileReadersHoldNoSlot(t *testing.T) {
 func TestSlowBodyCutOff(t *testing.T) {
 	db := openStore(t, store.Options{InMemory: true})
 	cfg := demoConfig(t, "base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n")
-	n, err := NewNotifier(cfg, db, NotifierOptions{})
+	n, err := notify.New(source.New(cfg, db), db, notify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := mustServer(t, cfg, db, ServerOptions{Hub: n.Hub()})
-	s.bodyTimeout = 300 * time.Millisecond
+	s.lim.bodyTimeout = 300 * time.Millisecond
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	for _, path := range []string{"/websub", "/admin/harvest"} {

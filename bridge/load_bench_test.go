@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -75,7 +77,7 @@ func (discard) Write(b []byte) (int, error) { return len(b), nil }
 // servingStore builds an on-disk store of n records in one format, with
 // events (so Change Lists exist), and a server over it with the document
 // cache on.
-func servingStore(b *testing.B, n int, pacer *Pacer) (*store.DB, *config.Config, *httptest.Server) {
+func servingStore(b *testing.B, n int, pacer *harvest.Pacer) (*store.DB, *config.Config, *httptest.Server) {
 	b.Helper()
 	db, cfg, dumpDir := dumpBenchStore(b, n)
 	srv := httptest.NewUnstartedServer(nil)
@@ -121,7 +123,7 @@ func BenchmarkServing(b *testing.B) {
 	}
 	var resources []string
 	for i := 0; i < n; i += n / 1000 {
-		resources = append(resources, resourceURL(srv.URL, "bench", "oai_dc", fmt.Sprintf("oai:bench.example:%08d", i)))
+		resources = append(resources, source.ResourceURL(srv.URL, "bench", "oai_dc", fmt.Sprintf("oai:bench.example:%08d", i)))
 	}
 	cases := []struct {
 		name string
@@ -153,7 +155,7 @@ func BenchmarkServing(b *testing.B) {
 //
 //	go test -run '^$' -bench ServingDuringHarvest -benchtime 1x -timeout 30m ./bridge/
 func BenchmarkServingDuringHarvest(b *testing.B) {
-	defer RuntimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
+	defer runtimeDefaults()() // the memory limit and GOMAXPROCS the binary runs with
 	n := 100000
 	if v, err := strconv.Atoi(os.Getenv("RSBRIDGE_BENCH_RECORDS")); err == nil && v > 0 {
 		n = v
@@ -163,7 +165,7 @@ func BenchmarkServingDuringHarvest(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("RSBRIDGE_BENCH_HARVEST_SHARE")); err == nil {
 		share = v
 	}
-	pacer := NewPacer(share)
+	pacer := harvest.NewPacer(share)
 	db, cfg, srv := servingStore(b, n, pacer)
 	up := httptest.NewServer(oaiserver.New(oaiserver.Options{Records: n, PageSize: 100, RecordBytes: 2048}))
 	defer up.Close()
@@ -171,14 +173,14 @@ func BenchmarkServingDuringHarvest(b *testing.B) {
 	cfg.Defaults.Delay = &delay
 	cfg.Repositories = append(cfg.Repositories, config.Repository{Name: "up", BaseURL: up.URL + "/oai", MetadataPrefixes: []string{"oai_dc"}})
 	cfg.SetDefaults()
-	h, err := NewHarvester(cfg, cfg.Repositories[1], db, HarvesterOptions{Pacer: pacer})
+	h, err := harvest.New(cfg, cfg.Repositories[1], db, harvest.Options{Pacer: pacer})
 	if err != nil {
 		b.Fatal(err)
 	}
 	hc := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16}}
 	var resources []string
 	for i := 0; i < n; i += n / 1000 {
-		resources = append(resources, resourceURL(srv.URL, "bench", "oai_dc", fmt.Sprintf("oai:bench.example:%08d", i)))
+		resources = append(resources, source.ResourceURL(srv.URL, "bench", "oai_dc", fmt.Sprintf("oai:bench.example:%08d", i)))
 	}
 	for b.Loop() {
 		load(b, hc, resources, 8, time.Second)
@@ -186,7 +188,7 @@ func BenchmarkServingDuringHarvest(b *testing.B) {
 		done := make(chan error, 1)
 		started := time.Now()
 		go func() {
-			_, err := h.Harvest(context.Background(), HarvestOptions{})
+			_, err := h.Harvest(context.Background(), harvest.HarvestOptions{})
 			done <- err
 		}()
 		time.Sleep(500 * time.Millisecond) // the harvest is under way

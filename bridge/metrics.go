@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/notify"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/store"
@@ -102,15 +104,21 @@ func (m *Metrics) Handler() http.Handler {
 
 // Watch adds gauges read at scrape time: store size and free space, record
 // counts per repository and format, running runs, the hub's backlog.
-func (m *Metrics) Watch(cfg *config.Config, db *store.DB, sched *Scheduler, notifier *Notifier) {
+func (m *Metrics) Watch(cfg *config.Config, db *store.DB, sched *harvest.Scheduler, notifier *notify.Notifier) {
 	if m == nil {
 		return
 	}
 	m.reg.MustRegister(&stateCollector{cfg: cfg, db: db, sched: sched, notifier: notifier, d: newStateDescs()})
 }
 
-// committed counts one committed batch.
-func (m *Metrics) committed(repo, prefix string, c Counts) {
+// Metrics observe harvests (harvest.Observer).
+var _ harvest.Observer = (*Metrics)(nil)
+
+// Progress is not counted: the status page shows it.
+func (m *Metrics) Progress(harvest.Progress) {}
+
+// Committed counts one committed batch.
+func (m *Metrics) Committed(repo, prefix string, c harvest.Counts) {
 	if m == nil {
 		return
 	}
@@ -126,14 +134,14 @@ func (m *Metrics) committed(repo, prefix string, c Counts) {
 	}
 }
 
-// runEnded counts a run that ended.
-func (m *Metrics) runEnded(repo, kind string, took time.Duration, end time.Time, err error) {
+// RunEnded counts a run that ended.
+func (m *Metrics) RunEnded(repo, kind string, took time.Duration, end time.Time, err error) {
 	if m == nil {
 		return
 	}
 	outcome := "success"
 	switch {
-	case interrupted(err):
+	case harvest.Interrupted(err):
 		outcome = "interrupted"
 	case err != nil:
 		outcome = "failure"
@@ -145,16 +153,14 @@ func (m *Metrics) runEnded(repo, kind string, took time.Duration, end time.Time,
 	m.runDuration.WithLabelValues(repo, kind).Observe(took.Seconds())
 }
 
-// upstream is the OAI-PMH client's observer for one repository.
-func (m *Metrics) upstream(repo string) func(oaipmh.Attempt) {
+// Attempt counts one OAI-PMH request attempt of a repository.
+func (m *Metrics) Attempt(repo string, a oaipmh.Attempt) {
 	if m == nil {
-		return nil
+		return
 	}
-	return func(a oaipmh.Attempt) {
-		m.upstreamLatency.WithLabelValues(repo, a.Verb).Observe(a.Duration.Seconds())
-		if a.Retry {
-			m.upstreamRetries.WithLabelValues(repo, errorKind(a.Err)).Inc()
-		}
+	m.upstreamLatency.WithLabelValues(repo, a.Verb).Observe(a.Duration.Seconds())
+	if a.Retry {
+		m.upstreamRetries.WithLabelValues(repo, errorKind(a.Err)).Inc()
 	}
 }
 
@@ -252,8 +258,8 @@ func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 type stateCollector struct {
 	cfg      *config.Config
 	db       *store.DB
-	sched    *Scheduler
-	notifier *Notifier
+	sched    *harvest.Scheduler
+	notifier *notify.Notifier
 	d        stateDescs
 }
 
@@ -333,7 +339,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.sched != nil {
 		for _, name := range c.sched.Repositories() {
 			a := c.sched.Activity(name)
-			for _, kind := range []string{KindHarvest, KindFullHarvest, KindReconcile} {
+			for _, kind := range []string{harvest.KindHarvest, harvest.KindFullHarvest, harvest.KindReconcile} {
 				v := 0.0
 				if a != nil && a.Kind == kind {
 					v = 1

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/notify"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/bridge/websub"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -83,9 +86,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // non-overlapping intervals, split at max_entries; the topic URI serves the
 // latest notification with its Link headers.
 func TestChangeNotification(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 20, PageSize: 10, SetCount: 2}, 50, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 20, PageSize: 10, SetCount: 2}, 50, time.Hour)
 	s.cfg.Notification.MaxEntries = 4
-	n, err := NewNotifier(s.cfg, s.db, NotifierOptions{HubOptions: func(o *websub.Options) { o.AllowPrivateCallbacks = true }})
+	n, err := notify.New(source.New(s.cfg, s.db), s.db, notify.Options{HubOptions: func(o *websub.Options) { o.AllowPrivateCallbacks = true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +228,8 @@ func TestChangeNotification(t *testing.T) {
 //
 //	go test -run '^$' -bench NotifyLatency -benchtime 20x ./bridge/
 func BenchmarkNotifyLatency(b *testing.B) {
-	s := newSource(b, oaiserver.Options{Records: 20, PageSize: 10}, 50, time.Hour)
-	n, err := NewNotifier(s.cfg, s.db, NotifierOptions{HubOptions: func(o *websub.Options) { o.AllowPrivateCallbacks = true }})
+	s := newFixture(b, oaiserver.Options{Records: 20, PageSize: 10}, 50, time.Hour)
+	n, err := notify.New(source.New(s.cfg, s.db), s.db, notify.Options{HubOptions: func(o *websub.Options) { o.AllowPrivateCallbacks = true }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -259,7 +262,7 @@ func BenchmarkNotifyLatency(b *testing.B) {
 		at := s.advance(time.Minute)
 		s.up.Update(i%20, at)
 		s.advance(time.Minute)
-		if _, err := s.h.Harvest(ctx, HarvestOptions{}); err != nil {
+		if _, err := s.h.Harvest(ctx, harvest.HarvestOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		committed := time.Now()

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/store"
@@ -70,7 +71,7 @@ type opsEnv struct {
 	gate    *gatedUpstream
 	cfg     *config.Config
 	db      *store.DB
-	sched   *Scheduler
+	sched   *harvest.Scheduler
 	metrics *Metrics
 	srv     *Server
 	ts      *httptest.Server
@@ -108,7 +109,7 @@ repositories:
 		t.Fatal(err)
 	}
 	e.metrics = NewMetrics()
-	if e.sched, err = NewScheduler(cfg, e.db, HarvesterOptions{Metrics: e.metrics}); err != nil {
+	if e.sched, err = harvest.NewScheduler(cfg, e.db, harvest.Options{Observer: e.metrics}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv = mustServer(t, cfg, e.db, ServerOptions{Scheduler: e.sched, Metrics: e.metrics, DumpDir: t.TempDir()})
@@ -182,7 +183,7 @@ func TestOperations(t *testing.T) {
 
 	// A running harvest: pages, records of completeListSize, rate.
 	rr := e.waitFor("page 1 committed", func(r RepoReport) bool { return r.Running != nil && r.Running.Pages == 1 })
-	if a := rr.Running; a.Kind != KindHarvest || a.Records != 100 || a.Total != 250 || a.Prefix != "oai_dc" || rr.NextHarvest.IsZero() {
+	if a := rr.Running; a.Kind != harvest.KindHarvest || a.Records != 100 || a.Total != 250 || a.Prefix != "oai_dc" || rr.NextHarvest.IsZero() {
 		t.Fatalf("running: %+v next %v", a, rr.NextHarvest)
 	}
 	_, home := e.do(http.MethodGet, "/", "")
@@ -220,7 +221,7 @@ func TestOperations(t *testing.T) {
 	}
 	_, body := e.do("POST", "/admin/repos/demo/harvest", testToken)
 	var busy AdminRun
-	if json.Unmarshal([]byte(body), &busy); busy.Running == nil || busy.Running.Kind != KindHarvest {
+	if json.Unmarshal([]byte(body), &busy); busy.Running == nil || busy.Running.Kind != harvest.KindHarvest {
 		t.Errorf("409 does not say what runs: %s", body)
 	}
 
@@ -252,7 +253,7 @@ func TestOperations(t *testing.T) {
 	}
 	rr = e.waitFor("full harvest done", func(r RepoReport) bool { return r.Running == nil && r.LastSuccess != nil })
 	ok := rr.LastSuccess
-	if ok.Kind != KindFullHarvest || ok.Records != 250 || ok.Quarantined != 1 || ok.Created == 0 || ok.Pages != 3 || ok.DurationSeconds <= 0 {
+	if ok.Kind != harvest.KindFullHarvest || ok.Records != 250 || ok.Quarantined != 1 || ok.Created == 0 || ok.Pages != 3 || ok.DurationSeconds <= 0 {
 		t.Fatalf("last success %+v", ok)
 	}
 	f := rr.Formats[0]
@@ -268,7 +269,7 @@ func TestOperations(t *testing.T) {
 		t.Fatal("trigger failed")
 	}
 	rr = e.waitFor("failure", func(r RepoReport) bool { return r.Running == nil && r.LastFailure != nil })
-	if !strings.Contains(rr.LastFailure.Error, "db7.internal") || rr.LastSuccess == nil || rr.LastSuccess.Kind != KindFullHarvest {
+	if !strings.Contains(rr.LastFailure.Error, "db7.internal") || rr.LastSuccess == nil || rr.LastSuccess.Kind != harvest.KindFullHarvest {
 		t.Fatalf("failure %+v success %+v", rr.LastFailure, rr.LastSuccess)
 	}
 	pub := e.status("/status.json", "")
@@ -452,12 +453,12 @@ func TestBackupRestoreServesSameLists(t *testing.T) {
 	restored := httptest.NewServer(mustServer(t, e.cfg, db2, ServerOptions{DumpDir: t.TempDir()}).Handler())
 	defer restored.Close()
 	servedAt := regexp.MustCompile(`\b(at|completed)="[^"]*"`)
-	sets, err := e.srv.resourceSets(context.Background())
+	sets, err := e.srv.src.Sets(context.Background())
 	if err != nil || len(sets) != 5 { // all records, s0, s0:sub, s1, s2
 		t.Fatalf("%d sets, %v", len(sets), err)
 	}
 	for _, rs := range sets {
-		for _, doc := range []string{rs.capabilityList(), rs.resourceList(), rs.changeListIndex()} {
+		for _, doc := range []string{rs.CapabilityList(), rs.ResourceList(), rs.ChangeListIndex()} {
 			path := strings.TrimPrefix(doc, e.ts.URL)
 			_, a := e.do("GET", path, "")
 			resp, err := http.Get(restored.URL + path)
@@ -484,7 +485,7 @@ func TestRobotsSelection(t *testing.T) {
 	}{{"all-records", 1}, {"all", 6}, {"none", 0}} {
 		t.Run(c.robots, func(t *testing.T) {
 			e := newOpsEnv(t, "server:\n  robots: "+c.robots, oaiserver.Options{Records: 20, SetCount: 4})
-			e.sched.Trigger("demo", KindHarvest, false)
+			e.sched.Trigger("demo", harvest.KindHarvest, false)
 			e.waitForIdleHarvest()
 			_, body := e.do("GET", "/robots.txt", "")
 			if strings.Count(body, "Sitemap: ") != c.lines || !strings.HasPrefix(body, "User-agent: *\nAllow: /\n") {
@@ -523,7 +524,7 @@ func TestTriggerRaces(t *testing.T) {
 	var started, busy atomic.Int32
 	for range 8 {
 		wg.Go(func() {
-			switch err := e.sched.Trigger("demo", KindHarvest, false); {
+			switch err := e.sched.Trigger("demo", harvest.KindHarvest, false); {
 			case err == nil:
 				started.Add(1)
 			case err != nil && strings.Contains(err.Error(), "running"):
@@ -538,7 +539,7 @@ func TestTriggerRaces(t *testing.T) {
 		t.Fatalf("started %d, busy %d", started.Load(), busy.Load())
 	}
 	<-e.gate.held
-	if a := e.sched.Activity("demo"); a == nil || a.Kind != KindHarvest {
+	if a := e.sched.Activity("demo"); a == nil || a.Kind != harvest.KindHarvest {
 		t.Fatalf("activity %+v", a)
 	}
 	close(e.gate.release)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -140,29 +141,29 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		Status *Status
 		Repos  []homeRepo
 	}{Status: st}
-	hide := s.cfg.Status.HideErrors
+	hide := s.cfg().Status.HideErrors
 	err = s.db.View(r.Context(), func(snap *store.Snap) error {
 		for i, rr := range st.Repositories {
-			repo := s.cfg.Repositories[i]
-			specs, err := s.published(r.Context(), repo)
+			repo := s.cfg().Repositories[i]
+			specs, err := s.src.Published(r.Context(), repo)
 			if err != nil {
 				return err
 			}
 			hr := homeRepo{RepoReport: rr}
 			for _, fr := range rr.Formats {
 				hf := homeFormat{FormatReport: fr, Chart: eventsChart(fr.EventsPerDay)}
-				all := resourceSet{repo: repo, prefix: fr.Prefix, set: store.AllSet, base: s.base}
-				hf.Sets = append(hf.Sets, homeSet{Label: "all records", CapabilityList: all.capabilityList(), About: all.about()})
+				all := s.src.All(repo, fr.Prefix)
+				hf.Sets = append(hf.Sets, homeSet{Label: "all records", CapabilityList: all.CapabilityList(), About: all.About()})
 				for j, spec := range specs {
 					if j >= homeSetsShown {
 						hf.MoreSets = len(specs) - homeSetsShown
 						break
 					}
-					rs := resourceSet{repo: repo, prefix: fr.Prefix, set: spec, base: s.base}
-					hf.Sets = append(hf.Sets, homeSet{Label: "set " + spec, CapabilityList: rs.capabilityList(), About: rs.about()})
+					rs := s.src.Set(repo, fr.Prefix, spec)
+					hf.Sets = append(hf.Sets, homeSet{Label: "set " + spec, CapabilityList: rs.CapabilityList(), About: rs.About()})
 				}
 				if _, err := snap.Quarantine(repo.Name, fr.Prefix, 20, func(q store.Quarantined) error {
-					q.Identifier = clip(q.Shown(), 260)
+					q.Identifier = source.Clip(q.Shown(), 260)
 					if hide {
 						q.Reason = hiddenError
 					}
@@ -200,7 +201,7 @@ func runSummary(r *RunReport) string {
 		out += fmt.Sprintf(", %s quarantined", num(r.Quarantined))
 	}
 	if r.Error != "" {
-		out += ": " + clip(r.Error, 600)
+		out += ": " + source.Clip(r.Error, 600)
 	}
 	return out
 }
@@ -273,29 +274,29 @@ func eventsChart(days []store.DayCount) chart {
 
 // about describes one resource set: the describedby target of its Capability
 // List and of its Source Description entry.
-func (s *Server) about(w http.ResponseWriter, r *http.Request, rs resourceSet) {
+func (s *Server) about(w http.ResponseWriter, r *http.Request, rs source.Set) {
 	data := struct {
 		Title, Repo, Prefix, Set, BaseURL, CapabilityList string
 		Info                                              store.RepoInfo
 		SetInfo                                           store.SetInfo
 		Count                                             int
 		History                                           string
-	}{Repo: rs.repo.Name, Prefix: rs.prefix, Set: rs.set, BaseURL: s.cfg.PublicBaseURL(rs.repo), CapabilityList: rs.capabilityList()}
-	data.Title = fmt.Sprintf("%s / %s / all records", rs.repo.Name, rs.prefix)
-	if rs.set != store.AllSet {
-		data.Title = fmt.Sprintf("%s / %s / set %s", rs.repo.Name, rs.prefix, rs.set)
+	}{Repo: rs.Repo.Name, Prefix: rs.Prefix, Set: rs.Spec, BaseURL: s.cfg().PublicBaseURL(rs.Repo), CapabilityList: rs.CapabilityList()}
+	data.Title = fmt.Sprintf("%s / %s / all records", rs.Repo.Name, rs.Prefix)
+	if rs.Spec != store.AllSet {
+		data.Title = fmt.Sprintf("%s / %s / set %s", rs.Repo.Name, rs.Prefix, rs.Spec)
 	}
 	err := s.db.View(r.Context(), func(snap *store.Snap) error {
 		var err error
-		if data.Info, err = snap.RepoInfo(rs.repo.Name); err != nil {
+		if data.Info, err = snap.RepoInfo(rs.Repo.Name); err != nil {
 			return err
 		}
-		if si, err := snap.SetInfo(rs.repo.Name, rs.set); err != nil {
+		if si, err := snap.SetInfo(rs.Repo.Name, rs.Spec); err != nil {
 			return err
 		} else if si != nil {
 			data.SetInfo = *si
 		}
-		data.Count, err = snap.Pages(rs.repo.Name, rs.prefix, rs.set, s.limit, func(int, string) error { return nil })
+		data.Count, err = snap.Pages(rs.Repo.Name, rs.Prefix, rs.Spec, s.src.PageLimit(), func(int, string) error { return nil })
 		if err != nil {
 			return err
 		}
@@ -318,23 +319,23 @@ func (s *Server) about(w http.ResponseWriter, r *http.Request, rs resourceSet) {
 func (s *Server) robots(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	b.WriteString("User-agent: *\nAllow: /\n")
-	switch s.cfg.Server.Robots {
+	switch s.cfg().Server.Robots {
 	case config.RobotsAll:
-		sets, err := s.resourceSets(r.Context())
+		sets, err := s.src.Sets(r.Context())
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		b.WriteString("\n")
 		for _, rs := range sets {
-			b.WriteString("Sitemap: " + rs.resourceList() + "\n")
+			b.WriteString("Sitemap: " + rs.ResourceList() + "\n")
 		}
 	case config.RobotsAllRecords:
 		b.WriteString("\n")
-		for _, repo := range s.cfg.Repositories {
+		for _, repo := range s.cfg().Repositories {
 			for _, p := range repo.MetadataPrefixes {
-				rs := resourceSet{repo: repo, prefix: p, set: store.AllSet, base: s.base}
-				b.WriteString("Sitemap: " + rs.resourceList() + "\n")
+				rs := s.src.All(repo, p)
+				b.WriteString("Sitemap: " + rs.ResourceList() + "\n")
 			}
 		}
 	}

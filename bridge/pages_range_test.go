@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbridge/rsbridge/oaipmh"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
@@ -22,7 +22,7 @@ import (
 // start", so one creation inside page 1 pushed its last record past its end
 // while page 2 still started where it did).
 func TestIndexPagesAreKeyRanges(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 30, SetCount: -1}, 10, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 30, SetCount: -1}, 10, time.Hour)
 	s.harvest()
 	hc := &http.Client{}
 	index, err := getDoc(context.Background(), hc, s.srv.URL+"/demo/oai_dc/all/resourcelist.xml")
@@ -140,7 +140,7 @@ func TestPagesBoundedByBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b) > rsync.MaxBytes*9/10+docRoom {
+		if len(b) > rsync.MaxBytes*9/10+source.DocRoom {
 			t.Errorf("%s: %d bytes, more than the cut (45 MiB)", e.Loc, len(b))
 		}
 		total += strings.Count(string(b), "<url>")
@@ -177,79 +177,5 @@ func TestPagesBoundedByBytes(t *testing.T) {
 	}
 	if total != 110 {
 		t.Errorf("after re-indexing the pages list %d records, want 110", total)
-	}
-}
-
-// TestLongIdentifierQuarantined: a record whose URL would not fit a sitemap
-// <loc> (2,048 characters) waits in quarantine with the reason, instead of
-// making every list that holds it invalid (issue 16, finding 4).
-func TestLongIdentifierQuarantined(t *testing.T) {
-	db := openStore(t, store.Options{InMemory: true})
-	cfg := demoConfig(t, "base_url: http://rs.test\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai\n    metadata_prefixes: [oai_dc]\n")
-	h, err := NewHarvester(cfg, cfg.Repositories[0], db, HarvesterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := db.NewBatch("demo", "oai_dc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Discard()
-	var counts Counts
-	in := h.ingest(b, &counts, "oai_dc", "http://oai.test/oai?verb=ListRecords")
-	base := len("http://rs.test/demo/oai_dc/resource/")
-	fits, over := strings.Repeat("x", rsync.MaxLoc-base), strings.Repeat("x", rsync.MaxLoc-base+1)
-	for _, id := range []string{fits, over} {
-		rec := &oaipmh.Record{Header: oaipmh.Header{Identifier: id, Datestamp: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, Metadata: []byte("<x/>")}
-		if err := in.record(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if counts.Quarantined != 1 || counts.Created != 1 {
-		t.Fatalf("counts %+v: want the identifier that fits created, the other quarantined", counts)
-	}
-	var held []store.Quarantined
-	peek(db).view(func(s *store.Snap) error {
-		_, err := s.Quarantine("demo", "oai_dc", 10, func(q store.Quarantined) error { held = append(held, q); return nil })
-		return err
-	})
-	if len(held) != 1 || held[0].Identifier != over || !strings.Contains(held[0].Reason, "2048") {
-		t.Fatalf("quarantine: %+v", held)
-	}
-}
-
-// TestEntryBoundsHold: the size bounds that cut Resource List pages and
-// Change Lists are upper bounds of what the entries really take, for
-// identifiers and landing pages full of characters that escaping expands.
-func TestEntryBoundsHold(t *testing.T) {
-	cfg := demoConfig(t, "base_url: http://rs.test/x\nrepositories:\n  - name: demo\n    base_url: http://oai.test/oai?a=b&c=d\n    metadata_prefixes: [oai_dc, jpcoar_2.0, junii2]\n")
-	db := openStore(t, store.Options{InMemory: true})
-	srv := mustServer(t, cfg, db, ServerOptions{})
-	changeBound := ChangeEntryBound(cfg)
-	now := time.Date(2026, 11, 24, 5, 29, 59, 853945000, time.UTC)
-	for _, id := range []string{"a", "oai:x:1", "a&b<c>\"d'e", "論文 28/v1?x=y#z", strings.Repeat("&", 300), "%41%", ". .."} {
-		for _, prefix := range cfg.Repositories[0].MetadataPrefixes {
-			rs := resourceSet{repo: cfg.Repositories[0], prefix: prefix, set: store.AllSet, base: srv.base}
-			rec := &store.Record{Identifier: id, Modified: now, Datestamp: now, Length: 123456, MD5: strings.Repeat("a", 32), SHA256: strings.Repeat("b", 64),
-				Landing: "http://landing.test/?a=1&b=<2>&c=\"3\""}
-			e := srv.resourceEntry(rs, getRecordURL(rs.repo.BaseURL, prefix), nil, rec)
-			for _, p := range cfg.Repositories[0].MetadataPrefixes {
-				if p != prefix {
-					e.Links = append(e.Links, rsync.Link{Rel: "alternate", Href: rs.resourceIn(p, id), Type: xmlType})
-				}
-			}
-			if got, bound := rsync.EntrySize(e), srv.entryBound(rs)(rec); got > bound {
-				t.Errorf("resource entry of %q in %s: %d bytes, bound %d", id, prefix, got, bound)
-			}
-			for _, c := range []store.Change{store.Created, store.Deleted} {
-				ev := &store.SetEvent{Identifier: id, Change: c, Time: now, Datestamp: now, Length: 123456, MD5: rec.MD5, SHA256: rec.SHA256}
-				if got, bound := rsync.EntrySize(changeEntry(rs, getRecordURL(rs.repo.BaseURL, prefix), ev)), changeBound("demo", prefix, id); got > bound {
-					t.Errorf("change entry of %q in %s: %d bytes, bound %d", id, prefix, got, bound)
-				}
-			}
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/rsbridge/rsbridge/bridge/ore"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -34,18 +35,6 @@ import (
 // so their ETags change with it.
 const oreVersion = "2"
 
-func mapURL(base, repo, id string) string {
-	return base + "/" + url.PathEscape(repo) + "/map/" + segment(id)
-}
-
-func map02URL(base, repo, id string) string {
-	return base + "/" + url.PathEscape(repo) + "/map-0.2/" + segment(id)
-}
-
-// aggregationURL is URI-A of an item: what collection links name.
-func aggregationURL(base, repo, id string) string { return mapURL(base, repo, id) + "#aggregation" }
-
-// resourceMap serves the ORE 1.0 map of an item; resourceMap02 the 0.2 one.
 func (s *Server) resourceMap(w http.ResponseWriter, r *http.Request) {
 	s.serveMap(w, r, (*ore.Map).WriteORE10)
 }
@@ -56,14 +45,14 @@ func (s *Server) resourceMap02(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveMap(w http.ResponseWriter, r *http.Request, write func(*ore.Map, io.Writer) error) {
 	v := vars(r)
-	repo, ok := s.cfg.Repository(v["repo"])
+	repo, ok := s.cfg().Repository(v["repo"])
 	if !ok {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("no repository %q", v["repo"]))
+		s.fail(w, r, source.NotFound("no repository %q", v["repo"]))
 		return
 	}
 	id := v["id"]
-	if !validIdentifier(id) {
-		httpError(w, http.StatusBadRequest, "not an identifier")
+	if !source.ValidIdentifier(id) {
+		s.fail(w, r, source.Invalid("not an identifier"))
 		return
 	}
 	m, etag, found, err := s.buildMap(r, repo, id)
@@ -72,10 +61,10 @@ func (s *Server) serveMap(w http.ResponseWriter, r *http.Request, write func(*or
 		s.fail(w, r, err)
 		return
 	case m == nil && found:
-		httpError(w, http.StatusGone, fmt.Sprintf("gone: record %q was deleted from %s", clip(id, 200), repo.Name))
+		s.fail(w, r, source.Gone("gone: record %q was deleted from %s", source.Clip(id, 200), repo.Name))
 		return
 	case m == nil:
-		httpError(w, http.StatusNotFound, fmt.Sprintf("unknown item: %s has no record %q", repo.Name, clip(id, 200)))
+		s.fail(w, r, source.NotFound("unknown item: %s has no record %q", repo.Name, source.Clip(id, 200)))
 		return
 	}
 	var buf bytes.Buffer
@@ -97,9 +86,9 @@ func (s *Server) buildMap(r *http.Request, repo config.Repository, id string) (m
 	var records []ore.MetadataRecord
 	var facts []ore.Facts
 	var members []string
-	rights := s.cfg.Resolved(repo).MetadataRights
+	rights := s.cfg().Resolved(repo).MetadataRights
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00", oreVersion, s.base, repo.Name, id, rights)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00", oreVersion, s.src.Base(), repo.Name, id, rights)
 	err = s.db.View(r.Context(), func(snap *store.Snap) error {
 		for _, prefix := range repo.MetadataPrefixes {
 			rec, err := snap.Record(repo.Name, prefix, id)
@@ -118,7 +107,7 @@ func (s *Server) buildMap(r *http.Request, repo config.Repository, id string) (m
 				return err
 			}
 			f, _ := ore.Extract(meta, repoHost(repo)) // a record that does not parse adds nothing but itself
-			records = append(records, ore.MetadataRecord{URL: resourceURL(s.base, repo.Name, prefix, id), Prefix: prefix,
+			records = append(records, ore.MetadataRecord{URL: source.ResourceURL(s.src.Base(), repo.Name, prefix, id), Prefix: prefix,
 				Namespace: rec.Namespace, FirstSeen: rec.FirstSeen, Modified: rec.Modified, Length: rec.Length})
 			facts = append(facts, f)
 			for _, set := range rec.Members() {
@@ -133,25 +122,22 @@ func (s *Server) buildMap(r *http.Request, repo config.Repository, id string) (m
 	if err != nil || len(records) == 0 {
 		return nil, "", found, err
 	}
-	published, err := s.lookup(r.Context(), repo)
-	if err != nil {
-		return nil, "", found, err
-	}
-	all := resourceSet{repo: repo, prefix: records[0].Prefix, set: store.AllSet, base: s.base}
 	base := ore.Map{
-		URI:           mapURL(s.base, repo.Name, id),
-		AltURI:        map02URL(s.base, repo.Name, id),
+		URI:           source.MapURL(s.src.Base(), repo.Name, id),
+		AltURI:        source.Map02URL(s.src.Base(), repo.Name, id),
 		ID:            ore.MapID(repo.Name, id),
 		OAIIdentifier: id,
-		Author:        ore.Agent{Name: "rsbridge (ResourceSync gateway)", URI: s.base + "/"},
+		Author:        ore.Agent{Name: "rsbridge (ResourceSync gateway)", URI: s.src.Base() + "/"},
 		Rights:        rights,
 	}
 	slices.Sort(members)
 	for _, set := range members {
-		if published.index[set] {
-			rs := all
-			rs.set = set
-			base.IsPartOf = append(base.IsPartOf, rs.capabilityList())
+		ok, err := s.src.IsPublished(r.Context(), repo, set)
+		if err != nil {
+			return nil, "", found, err
+		}
+		if ok {
+			base.IsPartOf = append(base.IsPartOf, s.src.Set(repo, records[0].Prefix, set).CapabilityList())
 		}
 	}
 	fmt.Fprintf(h, "%v", base.IsPartOf)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -74,7 +75,7 @@ func xmllintWellFormed(t *testing.T, name string, doc []byte) {
 // answer conditional requests and change when a part changes; deleted items
 // answer 410 and unknown ones 404.
 func TestResourceMaps(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 12, PageSize: 5, SetCount: 2, DeletedEvery: 5, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 50, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 12, PageSize: 5, SetCount: 2, DeletedEvery: 5, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 50, time.Hour)
 	s.harvest()
 	get := func(u string, hdr ...string) (*http.Response, []byte) {
 		req, _ := http.NewRequest("GET", u, nil)
@@ -128,7 +129,7 @@ func TestResourceMaps(t *testing.T) {
 			aggregated = append(aggregated, l.Href)
 		}
 		id := strings.TrimPrefix(e.Loc, s.srv.URL+"/demo/jpcoar_2.0/resource/")
-		oai := resourceURL(s.srv.URL, "demo", "oai_dc", "") + id
+		oai := source.ResourceURL(s.srv.URL, "demo", "oai_dc", "") + id
 		if !slices.Contains(aggregated, e.Loc) || !slices.Contains(aggregated, oai) || len(aggregated) != 4 {
 			t.Errorf("%s aggregates %v: want both metadata records, the landing page and the PDF", mapURI, aggregated)
 		}
@@ -160,7 +161,7 @@ func TestResourceMaps(t *testing.T) {
 
 	// Conditional requests, and a change of any part changes the map.
 	id := s.up.Identifier(1)
-	mapURI := mapURL(s.srv.URL, "demo", id)
+	mapURI := source.MapURL(s.srv.URL, "demo", id)
 	resp, _ := get(mapURI)
 	etag := resp.Header.Get("ETag")
 	if r, _ := get(mapURI, "If-None-Match", etag); r.StatusCode != 304 {
@@ -183,7 +184,7 @@ func TestResourceMaps(t *testing.T) {
 	if r, _ := get(mapURI); r.StatusCode != 410 {
 		t.Errorf("deleted item: %d", r.StatusCode)
 	}
-	if r, _ := get(mapURL(s.srv.URL, "demo", "oai:nowhere:1")); r.StatusCode != 404 {
+	if r, _ := get(source.MapURL(s.srv.URL, "demo", "oai:nowhere:1")); r.StatusCode != 404 {
 		t.Errorf("unknown item: %d", r.StatusCode)
 	}
 }
@@ -256,7 +257,7 @@ repositories:
 		Rights []string   `xml:"rights"`
 	}
 	for _, c := range []struct{ repo, rights string }{{"demo", cc0}, {"other", ccBY}, {"none", ""}} {
-		uri, uri02 := mapURL(base, c.repo, id), map02URL(base, c.repo, id)
+		uri, uri02 := source.MapURL(base, c.repo, id), source.Map02URL(base, c.repo, id)
 		for _, u := range []string{uri, uri02} {
 			resp, body := get(srv.URL + strings.TrimPrefix(u, base))
 			if l := resp.Header.Values("Link"); slices.ContainsFunc(l, func(v string) bool { return strings.Contains(v, "resourcesync") }) {
@@ -284,7 +285,7 @@ repositories:
 			}
 			wantRelated := []string{`oai:repo.test:a%20b%22%3C1%3E`}
 			if u == uri02 {
-				wantRelated = append([]string{aggregationURL(base, c.repo, id)}, wantRelated...)
+				wantRelated = append([]string{source.AggregationURL(base, c.repo, id)}, wantRelated...)
 			}
 			if !slices.Equal(related, wantRelated) {
 				t.Errorf("%s: related %q, want %q", u, related, wantRelated)
@@ -306,9 +307,9 @@ repositories:
 		t.Fatal(err)
 	}
 	if len(list.Entries) != 1 || !slices.ContainsFunc(list.Entries[0].Links, func(l rsync.Link) bool {
-		return l.Rel == "collection" && l.Href == aggregationURL(base, "demo", id)
+		return l.Rel == "collection" && l.Href == source.AggregationURL(base, "demo", id)
 	}) {
-		t.Errorf("resource list entries %+v: no collection link to %s", list.Entries, aggregationURL(base, "demo", id))
+		t.Errorf("resource list entries %+v: no collection link to %s", list.Entries, source.AggregationURL(base, "demo", id))
 	}
 }
 

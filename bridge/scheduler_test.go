@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
@@ -83,7 +84,7 @@ repositories:
 			t.Fatal(err)
 		}
 		transport := handlerTransport{"broken.test": broken, "good.test": slow}
-		s, err := NewScheduler(cfg, db, HarvesterOptions{ClientOptions: func(o *oaipmh.Options) { o.Transport = transport }})
+		s, err := harvest.NewScheduler(cfg, db, harvest.Options{ClientOptions: func(o *oaipmh.Options) { o.Transport = transport }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
@@ -49,11 +50,11 @@ func TestSecretsNeverPublished(t *testing.T) {
 	db := openStore(t, store.Options{InMemory: true})
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h, err := NewHarvester(cfg, cfg.Repositories[0], db, HarvesterOptions{Logger: log})
+	h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Harvest(context.Background(), HarvestOptions{}); err != nil {
+	if _, err := h.Harvest(context.Background(), harvest.HarvestOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if authed.Load() == 0 || refused.Load() != 0 {
@@ -61,11 +62,11 @@ func TestSecretsNeverPublished(t *testing.T) {
 	}
 	// A failing run: its error and log lines name the URL.
 	cfgBad := demoConfig(t, fmt.Sprintf("base_url: http://rs.test\ndefaults:\n  delay: 0s\n  max_retries: 0\nrepositories:\n  - name: demo\n    base_url: %q\n    metadata_prefixes: [oai_dc]\n", strings.Replace(base, upSrv.URL[len("http://"):], "127.0.0.1:1", 1)))
-	hBad, err := NewHarvester(cfgBad, cfgBad.Repositories[0], openStore(t, store.Options{InMemory: true}), HarvesterOptions{Logger: log})
+	hBad, err := harvest.New(cfgBad, cfgBad.Repositories[0], openStore(t, store.Options{InMemory: true}), harvest.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, runErr := hBad.Harvest(context.Background(), HarvestOptions{})
+	_, runErr := hBad.Harvest(context.Background(), harvest.HarvestOptions{})
 	if runErr == nil || !strings.Contains(runErr.Error(), "127.0.0.1:1") {
 		t.Fatalf("the failing run: %v", runErr)
 	}

@@ -1,65 +1,73 @@
+// Package bridge is rsbridge's HTTP face: the route table, handlers that
+// parse a request, ask the source model (bridge/source) for a document and
+// send it, one mapping from errors to statuses, the document cache, gzip,
+// limits on large documents, the status and about pages, the admin API
+// and the metrics. Harvesting (bridge/harvest), dumps (bridge/dumps) and
+// notification (bridge/notify) run beside it; cmd/rsbridge wires them.
 package bridge
 
 import (
 	"cmp"
-	"context"
 	"crypto/sha256"
-	"errors"
-	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
 
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/notify"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
-	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
 )
 
-// Server serves the store as a ResourceSync 1.1 source. Every document is read
-// from one store snapshot and streamed to the client entry by entry.
+// Version is reported in the User-Agent, the status and the metrics.
+const Version = harvest.Version
+
+// Server serves the store as a ResourceSync 1.1 source. Every document is
+// planned and rendered from one store snapshot and streamed to the client
+// entry by entry, or sent from the document cache.
 type Server struct {
-	setCatalog
-	cfg         *config.Config
-	db          *store.DB
-	log         *slog.Logger
-	now         func() time.Time
-	base        string
-	limit       int           // entries per Resource List page
-	sdLimit     int           // Capability Lists in one Source Description (rsync.MaxEntries; tests lower it)
-	bodyTimeout time.Duration // longest read of a request body (bodyTimeout; tests lower it)
-	pages       *template.Template
+	src     *source.Source
+	db      *store.DB
+	log     *slog.Logger
+	now     func() time.Time
+	pages   *template.Template
+	cache   *docCache // nil: documents are rendered from the store every time
+	lim     limits
+	ops     *operations
+	metrics *Metrics // nil: no /metrics
+	pacer   *harvest.Pacer
+	hub     http.Handler
+	dumpDir string
+}
 
-	streams   chan struct{} // one token per large document streaming now
-	writeIdle time.Duration
-	dumpDir   string
-	hub       http.Handler
-	cache     *docCache // nil: documents are streamed from the store every time
-
-	sched       *Scheduler // nil: no runs to report or start
-	dumper      *Dumper
-	notifier    *Notifier
-	metrics     *Metrics
-	pacer       *Pacer
-	started     time.Time
-	adminDigest [sha256.Size]byte // SHA-256 of the admin token
-	admin       bool              // the admin API is configured
-	backupMu    sync.Mutex        // one backup at a time
-	draining    atomic.Bool       // shutting down: /readyz says 503
+// operations is what the operator sees and controls besides the documents.
+type operations struct {
+	sched    *harvest.Scheduler // nil: no runs to report or start
+	dumper   *dumps.Dumper
+	notifier *notify.Notifier
+	started  time.Time
+	admin    bool              // the admin API is configured
+	digest   [sha256.Size]byte // SHA-256 of the admin token
+	backupMu sync.Mutex        // one backup at a time
+	draining atomic.Bool       // shutting down: /readyz says 503
 }
 
 // ServerOptions are the optional parts of NewServer.
 type ServerOptions struct {
-	Logger  *slog.Logger
-	Now     func() time.Time
-	DumpDir string // default DumpDir(cfg)
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Source is the source model the dumper and the notifier share (nil:
+	// one of the server's own over the same configuration and store).
+	Source  *source.Source
+	DumpDir string // default dumps.Dir(cfg)
 	// Hub is mounted at {base}/websub (Notifier.Hub); nil with notification
 	// off. Channels are advertised whenever notification is on.
 	Hub http.Handler
@@ -68,19 +76,18 @@ type ServerOptions struct {
 	CacheDir string
 	// Scheduler, Dumper and Notifier are reported on the status page; the
 	// admin API starts and cancels the Scheduler's runs. Any may be nil.
-	Scheduler *Scheduler
-	Dumper    *Dumper
-	Notifier  *Notifier
+	Scheduler *harvest.Scheduler
+	Dumper    *dumps.Dumper
+	Notifier  *notify.Notifier
 	// Metrics are served at /metrics and count requests (nil: no /metrics).
 	Metrics *Metrics
 	// Pacer learns from every request that the server is busy, so
 	// harvests give way (nil: harvests never pause).
-	Pacer *Pacer
+	Pacer *harvest.Pacer
 }
 
-// NewServer builds a server over an open store. Change Lists are cut by the
-// store's own policy; the server only asks the store for them. It fails only
-// when the admin token is configured but cannot be read.
+// NewServer builds a server over an open store. It fails only when the
+// admin token is configured but cannot be read.
 func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -88,24 +95,24 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) (*Server, erro
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	base := strings.TrimRight(cfg.BaseURL, "/")
+	if o.Source == nil {
+		o.Source = source.New(cfg, db)
+	}
 	if o.DumpDir == "" {
-		o.DumpDir = DumpDir(cfg)
+		o.DumpDir = dumps.Dir(cfg)
 	}
-	srv := &Server{setCatalog: newSetCatalog(cfg, db, base), cfg: cfg, db: db, log: o.Logger, now: o.Now, base: base,
-		limit: cfg.ResourceSync.PageLimit, sdLimit: rsync.MaxEntries, bodyTimeout: bodyTimeout, pages: parsePages(),
-		streams: make(chan struct{}, max(cfg.Server.MaxStreams, 1)), writeIdle: cmp.Or(cfg.Server.WriteIdle, config.DefaultWriteIdle),
-		dumpDir: o.DumpDir, hub: o.Hub,
-		sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, metrics: o.Metrics, pacer: o.Pacer, started: o.Now().UTC()}
-	if srv.hub == nil && o.Notifier != nil {
-		srv.hub = o.Notifier.Hub()
+	if o.Hub == nil && o.Notifier != nil {
+		o.Hub = o.Notifier.Hub()
 	}
+	srv := &Server{src: o.Source, db: db, log: o.Logger, now: o.Now, pages: parsePages(), lim: newLimits(cfg),
+		ops:     &operations{sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, started: o.Now().UTC()},
+		metrics: o.Metrics, pacer: o.Pacer, hub: o.Hub, dumpDir: o.DumpDir}
 	if cfg.Admin.Enabled() {
 		token, err := cfg.Admin.Secret()
 		if err != nil {
 			return nil, err
 		}
-		srv.admin, srv.adminDigest = true, sha256.Sum256([]byte(token))
+		srv.ops.admin, srv.ops.digest = true, sha256.Sum256([]byte(token))
 	}
 	if o.CacheDir != "" {
 		c, err := newDocCache(o.CacheDir, cmp.Or(cfg.Server.CacheBytes, config.DefaultCacheBytes), o.Logger, db.CheckSpace)
@@ -118,69 +125,52 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) (*Server, erro
 	return srv, nil
 }
 
-// Drain marks the server as shutting down: /readyz answers 503 from now on.
-func (s *Server) Drain() { s.draining.Store(true) }
+// cfg is the configuration the server publishes.
+func (s *Server) cfg() *config.Config { return s.src.Config() }
 
-const xmlType = "application/xml"
+// Drain marks the server as shutting down: /readyz answers 503 from now on.
+func (s *Server) Drain() { s.ops.draining.Store(true) }
 
 // Handler is the route table: every URL rsbridge serves, in one place. With
 // admin.listen set, the admin API and /metrics are on AdminHandler instead.
 func (s *Server) Handler() http.Handler {
 	// Encoded paths: identifiers are one escaped segment and may contain
-	// slashes; "." and ".." are sent as %2E and %2E%2E (urls.go), which the
-	// router must not clean away.
+	// slashes; "." and ".." are sent as %2E and %2E%2E (source.Segment),
+	// which the router must not clean away.
 	r := mux.NewRouter().UseEncodedPath().SkipClean(true)
 	r.Use(s.metrics.instrument)
 	get := []string{http.MethodGet, http.MethodHead}
-	s.operations(r, s.cfg.Admin.Listen == "")
+	s.operations(r, s.cfg().Admin.Listen == "")
 	r.HandleFunc("/", s.home).Methods(get...)
 	r.HandleFunc("/status.json", s.statusJSON).Methods(get...)
 	r.HandleFunc("/.well-known/resourcesync", s.sourceDescription).Methods(get...)
 	r.HandleFunc("/sourcedescription-{page:[0-9]+}.xml", s.sourceDescriptionPage).Methods(get...)
 	r.HandleFunc("/robots.txt", s.robots).Methods(get...)
 	r.HandleFunc("/{repo}/{prefix}/resource/{id}", s.resource).Methods(get...)
-	if s.hub != nil && s.cfg.Notification.On() {
+	if s.hub != nil && s.cfg().Notification.On() {
 		r.Handle("/websub", s.hub)
 	}
 	r.HandleFunc("/{repo}/map/{id}", s.resourceMap).Methods(get...)
 	r.HandleFunc("/{repo}/map-0.2/{id}", s.resourceMap02).Methods(get...)
 	for _, set := range []string{"/{repo}/{prefix}/all", "/{repo}/{prefix}/set/{set}"} {
-		r.HandleFunc(set+"/capabilitylist.xml", s.withSet(s.capabilityList)).Methods(get...)
+		r.HandleFunc(set+"/capabilitylist.xml", s.snapDoc(s.src.CapabilityList)).Methods(get...)
 		r.HandleFunc(set+"/about.html", s.withSet(s.about)).Methods(get...)
-		r.HandleFunc(set+"/resourcelist.xml", s.streaming(s.withSet(s.resourceList))).Methods(get...)
+		r.HandleFunc(set+"/resourcelist.xml", s.streaming(s.snapDoc(s.src.ResourceList))).Methods(get...)
 		r.HandleFunc(set+"/resourcelist-{page:[0-9]+}.xml", s.streaming(s.withSet(s.resourceListPage))).Methods(get...)
-		r.HandleFunc(set+"/changelist.xml", s.withSet(s.changeListIndex)).Methods(get...)
+		r.HandleFunc(set+"/changelist.xml", s.snapDoc(s.src.ChangeListIndex)).Methods(get...)
 		r.HandleFunc(set+"/changelist-{list}.xml", s.streaming(s.withSet(s.changeList))).Methods(get...)
 		r.HandleFunc(set+"/changenotification.xml", s.withSet(s.channel)).Methods(get...)
-		r.HandleFunc(set+"/resourcedump.xml", s.withSet(s.resourceDumpDoc)).Methods(get...)
-		r.HandleFunc(set+"/changedump.xml", s.withSet(s.changeDumpDoc)).Methods(get...)
-		r.HandleFunc(set+"/dump/{file}", s.streaming(s.withSet(s.dumpFileHandler))).Methods(get...)
+		r.HandleFunc(set+"/resourcedump.xml", s.snapDoc(s.src.ResourceDump)).Methods(get...)
+		r.HandleFunc(set+"/changedump.xml", s.withSet(s.changeDump)).Methods(get...)
+		r.HandleFunc(set+"/dump/{file}", s.streaming(s.withSet(s.dumpFile))).Methods(get...)
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		httpError(w, http.StatusNotFound, "not found: "+clip(req.URL.Path, 200)+"\nstart at /.well-known/resourcesync")
+		s.fail(w, req, source.NotFound("not found: %s\nstart at /.well-known/resourcesync", source.Clip(req.URL.Path, 200)))
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		httpError(w, http.StatusMethodNotAllowed, "method not allowed: documents are read with GET or HEAD; the admin API starts runs with POST")
+		s.fail(w, req, errMethod)
 	})
-	return s.pacer.track(gzipDocuments(s.bodyDeadline(r)))
-}
-
-// bodyTimeout bounds reading a request body (a WebSub subscription, an
-// admin call): a client sending it slowly is cut off instead of holding a
-// connection and a goroutine for as long as it likes (issue 21, item 4).
-const bodyTimeout = 10 * time.Second
-
-// bodyDeadline gives a request that carries a body a read deadline of
-// s.bodyTimeout. Requests without one (every GET of a document) get none:
-// net/http's read deadline would also cut a long response, whose
-// background read of the connection it bounds too.
-func (s *Server) bodyDeadline(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
-			http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyTimeout))
-		}
-		h.ServeHTTP(w, r)
-	})
+	return s.track(gzipDocuments(s.bodyDeadline(r)))
 }
 
 // AdminHandler serves the admin API, /metrics and the health checks on
@@ -190,7 +180,7 @@ func (s *Server) AdminHandler() http.Handler {
 	r.Use(s.metrics.instrument)
 	s.operations(r, true)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		httpError(w, http.StatusNotFound, "not found: "+clip(req.URL.Path, 200)+"\nthis address serves /admin/, /metrics, /healthz and /readyz")
+		s.fail(w, req, source.NotFound("not found: %s\nthis address serves /admin/, /metrics, /healthz and /readyz", source.Clip(req.URL.Path, 200)))
 	})
 	return s.bodyDeadline(r)
 }
@@ -207,21 +197,24 @@ func (s *Server) operations(r *mux.Router, admin bool) {
 	if s.metrics != nil {
 		r.Handle("/metrics", s.metrics.Handler()).Methods(get...)
 	}
-	if s.admin {
+	if s.ops.admin {
 		s.adminRoutes(r)
 	}
 }
 
-// httpError answers a plain-text error; the message is clipped, since parts
-// of it may echo the request.
-func httpError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Del("Content-Length")
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	fmt.Fprintln(w, clip(msg, 1024))
+// track tells the pacer a request is being served, so harvests give way.
+func (s *Server) track(next http.Handler) http.Handler {
+	if s.pacer == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.pacer.Begin()
+		defer s.pacer.End()
+		next.ServeHTTP(w, r)
+	})
 }
 
+// vars are the route's variables, unescaped.
 func vars(r *http.Request) map[string]string {
 	out := map[string]string{}
 	for k, v := range mux.Vars(r) {
@@ -233,37 +226,17 @@ func vars(r *http.Request) map[string]string {
 	return out
 }
 
-// withSet resolves the resource set of a request, or answers 404.
-func (s *Server) withSet(h func(http.ResponseWriter, *http.Request, resourceSet)) http.HandlerFunc {
+// withSet resolves the resource set a request names; an unknown one is a
+// 404.
+func (s *Server) withSet(h func(http.ResponseWriter, *http.Request, source.Set)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v := vars(r)
-		repo, ok := s.cfg.Repository(v["repo"])
-		if !ok || !slices.Contains(repo.MetadataPrefixes, v["prefix"]) {
-			httpError(w, http.StatusNotFound, fmt.Sprintf("no repository %q with metadata prefix %q", v["repo"], v["prefix"]))
+		spec, perSet := v["set"]
+		rs, err := s.src.Find(r.Context(), v["repo"], v["prefix"], perSet, spec)
+		if err != nil {
+			s.fail(w, r, err)
 			return
-		}
-		rs := resourceSet{repo: repo, prefix: v["prefix"], set: store.AllSet, base: s.base}
-		if spec, ok := v["set"]; ok {
-			ok, err := s.isPublished(r.Context(), repo, spec)
-			if err != nil {
-				s.fail(w, r, err)
-				return
-			}
-			if !ok {
-				httpError(w, http.StatusNotFound, fmt.Sprintf("repository %q publishes no set %q", repo.Name, spec))
-				return
-			}
-			rs.set = spec
 		}
 		h(w, r, rs)
 	}
-}
-
-// fail answers an error that happened before anything was written.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) {
-		return
-	}
-	s.log.Error("request failed", "path", r.URL.Path, "err", err)
-	httpError(w, http.StatusInternalServerError, "internal error; see the rsbridge log")
 }

@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
 )
 
 func TestResourceHTTP(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 10, PageSize: 5, SetCount: 2}, 50, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 10, PageSize: 5, SetCount: 2}, 50, time.Hour)
 	s.harvest()
 	id := s.up.Identifier(7) // slashes, spaces, a colon and non-ASCII
-	loc := resourceURL(s.srv.URL, "demo", "oai_dc", id)
+	loc := source.ResourceURL(s.srv.URL, "demo", "oai_dc", id)
 	it, _ := s.up.Item(7, "oai_dc")
 	do := func(method, u string, hdr map[string]string) (*http.Response, string) {
 		req, _ := http.NewRequest(method, u, nil)
@@ -59,7 +60,7 @@ func TestResourceHTTP(t *testing.T) {
 	if r, b := do("GET", loc, nil); r.StatusCode != 410 || !strings.Contains(b, "deleted") {
 		t.Errorf("deleted: %d %s", r.StatusCode, b)
 	}
-	if r, b := do("GET", resourceURL(s.srv.URL, "demo", "oai_dc", "oai:nope:1"), nil); r.StatusCode != 404 || !strings.Contains(b, "unknown resource") {
+	if r, b := do("GET", source.ResourceURL(s.srv.URL, "demo", "oai_dc", "oai:nope:1"), nil); r.StatusCode != 404 || !strings.Contains(b, "unknown resource") {
 		t.Errorf("unknown: %d %s", r.StatusCode, b)
 	}
 	if r, _ := do("GET", s.srv.URL+"/nope/oai_dc/resource/x", nil); r.StatusCode != 404 {
@@ -71,7 +72,7 @@ func TestResourceHTTP(t *testing.T) {
 }
 
 func TestGzipOnlyWhenAsked(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 5}, 50, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 5}, 50, time.Hour)
 	s.harvest()
 	u := s.srv.URL + "/demo/oai_dc/all/resourcelist.xml"
 	req, _ := http.NewRequest("GET", u, nil)
@@ -107,7 +108,7 @@ func TestGzipOnlyWhenAsked(t *testing.T) {
 }
 
 func TestDiscoveryPages(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 5, SetCount: 2, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 50, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 5, SetCount: 2, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, 50, time.Hour)
 	s.harvest()
 	get := func(p string) (*http.Response, string) {
 		resp, err := http.Get(s.srv.URL + p)
@@ -165,7 +166,7 @@ func TestPageLimitIsSitemapLimit(t *testing.T) {
 // store, answer If-None-Match with 304 in both encodings, and change as soon
 // as a harvest writes a record (a datestamp bump included).
 func TestDocumentCache(t *testing.T) {
-	s := newSource(t, oaiserver.Options{Records: 20, PageSize: 10}, 50, time.Hour)
+	s := newFixture(t, oaiserver.Options{Records: 20, PageSize: 10}, 50, time.Hour)
 	s.harvest()
 	get := func(path string, hdr ...string) (*http.Response, []byte) {
 		req, _ := http.NewRequest("GET", s.srv.URL+path, nil)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
@@ -120,9 +121,9 @@ func setsServer(tb testing.TB, db *store.DB, extra, server string) (*Server, *ht
 	return s, srv
 }
 
-func setURL(base, prefix, spec string) resourceSet {
+func setURL(base, prefix, spec string) source.Set {
 	repo := config.Repository{Name: setsRepo}
-	return resourceSet{repo: repo, prefix: prefix, set: spec, base: base}
+	return source.New(&config.Config{BaseURL: base}, nil).Set(repo, prefix, spec)
 }
 
 // getBody GETs u without compression and returns the status and body.
@@ -161,9 +162,9 @@ func TestSetsAtScaleDocuments(t *testing.T) {
 	// The Source Description: all records plus every set, per format.
 	wantLocs := map[string]bool{}
 	for _, p := range setsPrefixes {
-		wantLocs[setURL(srv.URL, p, store.AllSet).capabilityList()] = true
+		wantLocs[setURL(srv.URL, p, store.AllSet).CapabilityList()] = true
 		for _, spec := range specs {
-			wantLocs[setURL(srv.URL, p, spec).capabilityList()] = true
+			wantLocs[setURL(srv.URL, p, spec).CapabilityList()] = true
 		}
 	}
 	code, body := get("/.well-known/resourcesync")
@@ -247,18 +248,18 @@ func TestSetsAtScaleDocuments(t *testing.T) {
 
 	// A published set's documents, and the 404 of one that is not a set.
 	leaf := setURL(srv.URL, "oai_dc", leaves[3])
-	for _, u := range []string{leaf.capabilityList(), leaf.resourceList(), leaf.about()} {
+	for _, u := range []string{leaf.CapabilityList(), leaf.ResourceList(), leaf.About()} {
 		if code, body := getBody(t, hc, u); code != 200 {
 			t.Errorf("GET %s: %d %s", u, code, body)
 		}
 	}
 	// Records 3 and 3+len(leaves)*k are in leaves[3]; with 1,000 records
 	// only record 3 (and record 21, 7*3, through its second leaf).
-	_, body = getBody(t, hc, leaf.resourceList())
+	_, body = getBody(t, hc, leaf.ResourceList())
 	if rl, err := rsync.Parse(strings.NewReader(string(body))); err != nil || len(rl.Entries) != 2 {
 		t.Errorf("Resource List of %s: %v\n%.1000s", leaves[3], err, body)
 	}
-	if code, _ := getBody(t, hc, setURL(srv.URL, "oai_dc", "99:1").capabilityList()); code != 404 {
+	if code, _ := getBody(t, hc, setURL(srv.URL, "oai_dc", "99:1").CapabilityList()); code != 404 {
 		t.Errorf("set 99:1, not in the tree: %d, want 404", code)
 	}
 
@@ -286,7 +287,7 @@ func TestSetsAtScaleDocuments(t *testing.T) {
 	slices.Sort(match)
 	want := match[:10]
 	sel, selSrv := setsServer(t, db, "    set_patterns: [\"1:2*\"]\n    max_sets: 10\n", "")
-	got, err := sel.published(context.Background(), sel.cfg.Repositories[0])
+	got, err := sel.src.Published(context.Background(), sel.cfg().Repositories[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,9 +305,9 @@ func TestSetsAtScaleDocuments(t *testing.T) {
 			sdSets = append(sdSets, e.Loc)
 		}
 	}
-	wantLocsSel := []string{setURL(selSrv.URL, "oai_dc", store.AllSet).capabilityList()}
+	wantLocsSel := []string{setURL(selSrv.URL, "oai_dc", store.AllSet).CapabilityList()}
 	for _, spec := range want {
-		wantLocsSel = append(wantLocsSel, setURL(selSrv.URL, "oai_dc", spec).capabilityList())
+		wantLocsSel = append(wantLocsSel, setURL(selSrv.URL, "oai_dc", spec).CapabilityList())
 	}
 	if !slices.Equal(sdSets, wantLocsSel) {
 		t.Errorf("source description with set_patterns: %q, want %q", sdSets, wantLocsSel)
@@ -321,7 +322,7 @@ func TestSetsAtScaleDocuments(t *testing.T) {
 	} {
 		for _, p := range setsPrefixes {
 			rs := setURL(selSrv.URL, p, spec)
-			for _, u := range []string{rs.capabilityList(), rs.resourceList(), rs.about()} {
+			for _, u := range []string{rs.CapabilityList(), rs.ResourceList(), rs.About()} {
 				if code, body := getBody(t, hc, u); code != wantCode {
 					t.Errorf("set_patterns [1:2*], max_sets 10: GET %s: %d, want %d: %.200s", u, code, wantCode, body)
 				}
@@ -395,9 +396,9 @@ func BenchmarkSetsAtScale(b *testing.B) {
 				{"Home", srv.URL + "/"},
 				{"StatusJSON", srv.URL + "/status.json"},
 				{"Robots", srv.URL + "/robots.txt"},
-				{"CapabilityListOfOneSet", leaf.capabilityList()},
-				{"ResourceListOfOneSet", leaf.resourceList()},
-				{"ResourceListOfTopSet", top.resourceList()},
+				{"CapabilityListOfOneSet", leaf.CapabilityList()},
+				{"ResourceListOfOneSet", leaf.ResourceList()},
+				{"ResourceListOfTopSet", top.ResourceList()},
 			}
 			for _, c := range cases {
 				b.Run(c.name, func(b *testing.B) {
@@ -415,13 +416,13 @@ func BenchmarkSetsAtScale(b *testing.B) {
 				})
 			}
 			ctx := context.Background()
-			repo := s.cfg.Repositories[0]
+			repo := s.cfg().Repositories[0]
 			spec := leaves[len(leaves)/2]
 			b.Run("CatalogCached", func(b *testing.B) {
-				cat := newSetCatalog(s.cfg, db, s.base)
-				cat.isPublished(ctx, repo, spec) // warm
+				cat := source.New(s.cfg(), db)
+				cat.IsPublished(ctx, repo, spec) // warm
 				for b.Loop() {
-					if ok, err := cat.isPublished(ctx, repo, spec); err != nil || !ok {
+					if ok, err := cat.IsPublished(ctx, repo, spec); err != nil || !ok {
 						b.Fatal(ok, err)
 					}
 				}
@@ -429,8 +430,8 @@ func BenchmarkSetsAtScale(b *testing.B) {
 			})
 			b.Run("CatalogUncached", func(b *testing.B) {
 				for b.Loop() {
-					cat := newSetCatalog(s.cfg, db, s.base)
-					if ok, err := cat.isPublished(ctx, repo, spec); err != nil || !ok {
+					cat := source.New(s.cfg(), db)
+					if ok, err := cat.IsPublished(ctx, repo, spec); err != nil || !ok {
 						b.Fatal(ok, err)
 					}
 				}
@@ -461,7 +462,7 @@ func TestSourceDescriptionIndex(t *testing.T) {
 		t.Fatalf("the pages list %d Capability Lists, want %d", len(seen), 2*(25001+1))
 	}
 	for _, p := range setsPrefixes {
-		if !seen[setURL(srv.URL, p, store.AllSet).capabilityList()] {
+		if !seen[setURL(srv.URL, p, store.AllSet).CapabilityList()] {
 			t.Errorf("the all-records Capability List of %s is missing", p)
 		}
 	}
@@ -506,7 +507,7 @@ func TestSourceDescriptionIndexPages(t *testing.T) {
 	specs, _ := setTree(9)
 	buildSets(t, db, specs, nil, 0)
 	s, srv := setsServer(t, db, "", "")
-	s.sdLimit = 4
+	s.src.LimitSourceDescription(4)
 	before := readSourceDescription(t, srv, 7) // 2 formats x 10 sets = 20, pages of 3
 	if len(before) != 20 {
 		t.Fatalf("%d Capability Lists, want 20", len(before))

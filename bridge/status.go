@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/store"
 )
 
@@ -35,18 +36,18 @@ type DiskReport struct {
 // RepoReport is one repository: what runs now, what ran, what is next, what
 // is held.
 type RepoReport struct {
-	Name           string         `json:"name"`
-	BaseURL        string         `json:"base_url"`
-	RepositoryName string         `json:"repository_name,omitempty"`
-	DeletedRecord  string         `json:"deleted_record,omitempty"`
-	Granularity    string         `json:"granularity,omitempty"`
-	Running        *Activity      `json:"running,omitempty"`
-	LastSuccess    *RunReport     `json:"last_success,omitempty"`
-	LastFailure    *RunReport     `json:"last_failure,omitempty"`
-	LastReconcile  time.Time      `json:"last_reconcile,omitzero"`
-	NextHarvest    time.Time      `json:"next_harvest,omitzero"`
-	NextReconcile  time.Time      `json:"next_reconcile,omitzero"`
-	Formats        []FormatReport `json:"formats"`
+	Name           string            `json:"name"`
+	BaseURL        string            `json:"base_url"`
+	RepositoryName string            `json:"repository_name,omitempty"`
+	DeletedRecord  string            `json:"deleted_record,omitempty"`
+	Granularity    string            `json:"granularity,omitempty"`
+	Running        *harvest.Activity `json:"running,omitempty"`
+	LastSuccess    *RunReport        `json:"last_success,omitempty"`
+	LastFailure    *RunReport        `json:"last_failure,omitempty"`
+	LastReconcile  time.Time         `json:"last_reconcile,omitzero"`
+	NextHarvest    time.Time         `json:"next_harvest,omitzero"`
+	NextReconcile  time.Time         `json:"next_reconcile,omitzero"`
+	Formats        []FormatReport    `json:"formats"`
 }
 
 // RunReport is a finished run.
@@ -105,9 +106,9 @@ const hiddenError = "(details hidden: see the log or /admin/status)"
 // status gathers the status; public applies status.hide_errors.
 func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 	now := s.now().UTC()
-	st := &Status{Version: Version, Revision: BuildRevision(), Now: now, Started: s.started, SourceDescription: s.sourceDescriptionURL()}
+	st := &Status{Version: Version, Revision: BuildRevision(), Now: now, Started: s.ops.started, SourceDescription: s.src.SourceDescriptionURL()}
 	hide := func(msg string) string {
-		if public && s.cfg.Status.HideErrors && msg != "" {
+		if public && s.cfg().Status.HideErrors && msg != "" {
 			return hiddenError
 		}
 		return msg
@@ -120,28 +121,28 @@ func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 		st.Disk.HarvestsStopped = true
 		st.Disk.Error = hide(err.Error())
 	}
-	if s.dumper != nil {
+	if s.ops.dumper != nil {
 		st.Dumps = &ErrorReport{}
-		if err := s.dumper.LastError(); err != nil {
+		if err := s.ops.dumper.LastError(); err != nil {
 			st.Dumps.LastError = hide(err.Error())
 		}
 	}
-	if s.notifier != nil {
-		hs := s.notifier.Stats()
+	if s.ops.notifier != nil {
+		hs := s.ops.notifier.Stats()
 		n := &NotifyReport{Delivered: hs.Delivered, Failed: hs.Failed, Dropped: hs.Dropped, Pending: hs.Pending, OldestPending: hs.OldestPending,
 			PerChannel: map[string]int{}}
 		for topic, k := range hs.Subscribers {
 			n.Subscriptions += k
 			n.PerChannel[topic] = k
 		}
-		if err := s.notifier.LastError(); err != nil {
+		if err := s.ops.notifier.LastError(); err != nil {
 			n.LastError = hide(err.Error())
 		}
 		st.Notification = n
 	}
 	sets := map[string]int{}
-	for _, repo := range s.cfg.Repositories {
-		specs, err := s.published(ctx, repo)
+	for _, repo := range s.cfg().Repositories {
+		specs, err := s.src.Published(ctx, repo)
 		if err != nil {
 			return nil, err
 		}
@@ -149,12 +150,12 @@ func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 	}
 	from := now.Add(-(chartDays - 1) * 24 * time.Hour)
 	err := s.db.View(ctx, func(snap *store.Snap) error {
-		for _, repo := range s.cfg.Repositories {
+		for _, repo := range s.cfg().Repositories {
 			info, err := snap.RepoInfo(repo.Name)
 			if err != nil {
 				return err
 			}
-			rr := RepoReport{Name: repo.Name, BaseURL: s.cfg.PublicBaseURL(repo), RepositoryName: info.RepositoryName,
+			rr := RepoReport{Name: repo.Name, BaseURL: s.cfg().PublicBaseURL(repo), RepositoryName: info.RepositoryName,
 				DeletedRecord: info.DeletedRecord, Granularity: info.Granularity, LastReconcile: info.LastReconcile}
 			for _, run := range []struct {
 				rec *store.RunRecord
@@ -166,9 +167,9 @@ func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 					*run.out = r
 				}
 			}
-			if s.sched != nil {
-				rr.Running = s.sched.Activity(repo.Name)
-				rr.NextHarvest, rr.NextReconcile = s.sched.Next(repo.Name)
+			if s.ops.sched != nil {
+				rr.Running = s.ops.sched.Activity(repo.Name)
+				rr.NextHarvest, rr.NextReconcile = s.ops.sched.Next(repo.Name)
 			}
 			for _, p := range repo.MetadataPrefixes {
 				c, err := snap.Counter(repo.Name, p)

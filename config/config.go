@@ -482,3 +482,11 @@ func defaultBaseURL(listen string) string {
 func trimSlashes(s string) string {
 	return strings.TrimRight(s, "/")
 }
+
+// Runtime settings rsbridge applies where the environment (GOMEMLIMIT,
+// GOMAXPROCS) does not set them; cmd/rsbridge/runtime.go says why, and the
+// benchmarks apply them too so they measure what the binary does.
+const (
+	MemoryLimit = 256 << 20 // the Go soft memory limit, bytes
+	ProcsPerCPU = 2         // GOMAXPROCS per CPU
+)

@@ -1,4 +1,4 @@
-package bridge
+package dumps
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
@@ -32,29 +33,20 @@ import (
 // written to a temporary file, synced and renamed, and the store's
 // descriptor is written after, so a listed package is always complete.
 
-// DumpDir is where the dumps of a configuration live.
-func DumpDir(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "dumps") }
+// Dir is where the dumps of a configuration live.
+func Dir(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "dumps") }
 
-// setDir is a resource set's directory below the dump directory.
-func (rs resourceSet) setDir() string {
-	d := "all"
-	if rs.set != store.AllSet {
-		d = "set-" + rs.set // setSpecs are [A-Za-z0-9_.!~*'()-] and ':' (config and OAI-PMH)
-	}
-	return filepath.Join(rs.repo.Name, rs.prefix, d)
-}
-
-// DumperOptions are the optional parts of NewDumper.
-type DumperOptions struct {
+// Options are the optional parts of New.
+type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
-	Dir    string        // default DumpDir(cfg)
+	Dir    string        // default Dir(cfg)
 	Tick   time.Duration // how often to look for work when nothing wakes it; default 1m
 }
 
 // Dumper builds, prunes and removes dumps in the background.
 type Dumper struct {
-	sets  setCatalog
+	src   *source.Source
 	cfg   *config.Config
 	db    *store.DB
 	dir   string
@@ -67,8 +59,9 @@ type Dumper struct {
 	last  error      // last failure, for the status page
 }
 
-// NewDumper prepares a dumper; Run starts it.
-func NewDumper(cfg *config.Config, db *store.DB, o DumperOptions) *Dumper {
+// New prepares a dumper of a source; Run starts it.
+func New(src *source.Source, db *store.DB, o Options) *Dumper {
+	cfg := src.Config()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -76,13 +69,12 @@ func NewDumper(cfg *config.Config, db *store.DB, o DumperOptions) *Dumper {
 		o.Now = time.Now
 	}
 	if o.Dir == "" {
-		o.Dir = DumpDir(cfg)
+		o.Dir = Dir(cfg)
 	}
 	if o.Tick <= 0 {
 		o.Tick = time.Minute
 	}
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	return &Dumper{sets: newSetCatalog(cfg, db, base), cfg: cfg, db: db, dir: o.Dir,
+	return &Dumper{src: src, cfg: cfg, db: db, dir: o.Dir,
 		log: o.Logger.With("component", "dumps"), now: o.Now, tick: o.Tick, wake: make(chan struct{}, 1)}
 }
 
@@ -99,7 +91,7 @@ func (d *Dumper) Changed() {
 // to return.
 func (d *Dumper) Run(ctx context.Context) {
 	if d.cfg.ResourceSync.DumpSets != config.DumpNone {
-		if err := d.removeOrphans(ctx); err != nil {
+		if err := d.RemoveOrphans(ctx); err != nil {
 			d.log.Warn("cannot look for files left by an interrupted build", "err", err)
 		}
 	}
@@ -153,12 +145,12 @@ func (d *Dumper) work(ctx context.Context) error {
 		}
 	}
 	if d.cfg.ResourceSync.DumpSets != config.DumpNone {
-		sets, err := d.sets.resourceSets(ctx)
+		sets, err := d.src.Sets(ctx)
 		if err != nil {
 			return err
 		}
 		for _, rs := range sets {
-			if !rs.dumped(d.cfg) {
+			if !d.src.Dumped(rs) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
@@ -196,14 +188,14 @@ func (d *Dumper) pruneHistory(ctx context.Context, cutoff, now time.Time) error 
 // resourceDumpIfDue builds the set's Resource Dump when it has none (and has
 // records), or when its records changed since and the dump is
 // dump_interval old.
-func (d *Dumper) resourceDumpIfDue(ctx context.Context, rs resourceSet, now time.Time) error {
+func (d *Dumper) resourceDumpIfDue(ctx context.Context, rs source.Set, now time.Time) error {
 	var due bool
 	err := d.db.View(ctx, func(snap *store.Snap) error {
-		dump, err := snap.ResourceDump(rs.repo.Name, rs.prefix, rs.set)
+		dump, err := snap.ResourceDump(rs.Repo.Name, rs.Prefix, rs.Spec)
 		if err != nil {
 			return err
 		}
-		lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set)
+		lists, err := snap.ChangeLists(rs.Repo.Name, rs.Prefix, rs.Spec)
 		if err != nil {
 			return err
 		}
@@ -211,7 +203,7 @@ func (d *Dumper) resourceDumpIfDue(ctx context.Context, rs resourceSet, now time
 		for _, l := range lists {
 			lastSeq = max(lastSeq, l.LastSeq)
 		}
-		cp, err := snap.Checkpoint(rs.repo.Name, rs.prefix)
+		cp, err := snap.Checkpoint(rs.Repo.Name, rs.Prefix)
 		if err != nil {
 			return err
 		}
@@ -246,12 +238,12 @@ type span struct {
 // packages of at most 50,000 resources and dump_package_bytes, each with
 // manifest.xml first and a copy of that manifest beside it; then the store
 // lists them (and queues the previous dump's files for removal).
-func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
+func (d *Dumper) BuildResourceDump(ctx context.Context, rs source.Set) error {
 	started := time.Now()
 	var dump store.ResourceDump
 	var written []string
 	err := d.db.View(ctx, func(snap *store.Snap) error {
-		ctr, err := snap.Counter(rs.repo.Name, rs.prefix)
+		ctr, err := snap.Counter(rs.Repo.Name, rs.Prefix)
 		if err != nil {
 			return err
 		}
@@ -259,12 +251,12 @@ func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
 		// the dump, so a destination that follows the Change Dump from at
 		// misses nothing; the snapshot may already hold later ones, up to
 		// its completed.
-		at := snap.At(rs.repo.Name, rs.prefix)
+		at := snap.At(rs.Repo.Name, rs.Prefix)
 		dump = store.ResourceDump{At: at, Done: snap.Now(), Seq: ctr.Seq}
 		// Package boundaries from the record states alone.
 		var spans []span
 		var size int64
-		err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, "", "", 1<<62, func(rec *store.Record) error {
+		err = snap.Resources(rs.Repo.Name, rs.Prefix, rs.Spec, "", "", 1<<62, func(rec *store.Record) error {
 			cost := rec.Length + 200 // local header and central directory entry
 			if len(spans) == 0 || spans[len(spans)-1].count >= rsync.MaxEntries || size+cost > d.cfg.ResourceSync.DumpPackageBytes && spans[len(spans)-1].count > 0 {
 				spans = append(spans, span{start: rec.Identifier})
@@ -293,25 +285,25 @@ func (d *Dumper) BuildResourceDump(ctx context.Context, rs resourceSet) error {
 		return nil
 	})
 	if err == nil {
-		err = d.db.PutResourceDump(rs.repo.Name, rs.prefix, rs.set, dump, d.now().Add(d.cfg.ResourceSync.DumpGrace))
+		err = d.db.PutResourceDump(rs.Repo.Name, rs.Prefix, rs.Spec, dump, d.now().Add(d.cfg.ResourceSync.DumpGrace))
 	}
 	if err != nil {
 		for _, f := range written { // not listed: nothing may keep them
 			os.Remove(filepath.Join(d.dir, f))
 		}
-		return fmt.Errorf("resource dump of %s: %w", rs.path(), err)
+		return fmt.Errorf("resource dump of %s: %w", rs.Path(), err)
 	}
-	d.log.Info("resource dump built", "set", rs.capabilityList(), "records", dump.Records, "packages", len(dump.Packages),
+	d.log.Info("resource dump built", "set", rs.CapabilityList(), "records", dump.Records, "packages", len(dump.Packages),
 		"took", time.Since(started).Round(time.Millisecond).String())
 	return nil
 }
 
 // writeResourcePackage writes one package of a Resource Dump and the copy of
 // its manifest.
-func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, sp span, name string) (store.Package, error) {
-	rel := filepath.Join(rs.setDir(), name+".zip")
-	relManifest := filepath.Join(rs.setDir(), name+"-manifest.xml")
-	at := snap.At(rs.repo.Name, rs.prefix)
+func (d *Dumper) writeResourcePackage(snap *store.Snap, rs source.Set, sp span, name string) (store.Package, error) {
+	rel := filepath.Join(rs.DumpDir(), name+".zip")
+	relManifest := filepath.Join(rs.DumpDir(), name+"-manifest.xml")
+	at := snap.At(rs.Repo.Name, rs.Prefix)
 	pkg := store.Package{At: at, Done: snap.Now()}
 	p, err := newPackage(filepath.Join(d.dir, rel))
 	if err != nil {
@@ -327,23 +319,21 @@ func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, sp span,
 	if err != nil {
 		return fail(err)
 	}
-	m := rsync.NewURLSet(io.MultiWriter(w, mf), rsync.MD{Capability: rsync.ResourceDumpManifest, At: at, Completed: pkg.Done},
-		rsync.Link{Rel: "up", Href: rs.capabilityList()})
-	err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, sp.start, "", sp.count, func(rec *store.Record) error {
-		return m.Write(rsync.Entry{Loc: rs.resource(rec.Identifier), LastMod: rec.Modified, MD: &rsync.MD{
-			Path: "/resources/" + packageName(rec.Identifier), Hash: rsync.Hash(rec.MD5, rec.SHA256), Length: rec.Length, HasLength: true, Type: xmlType}})
+	m := source.ResourceManifest(io.MultiWriter(w, mf), rs, at, pkg.Done)
+	err = snap.Resources(rs.Repo.Name, rs.Prefix, rs.Spec, sp.start, "", sp.count, func(rec *store.Record) error {
+		return m.Write(source.ResourceManifestEntry(rs, rec))
 	})
 	if err == nil {
 		err = m.Close()
 	}
 	if err == nil {
-		err = snap.Resources(rs.repo.Name, rs.prefix, rs.set, sp.start, "", sp.count, func(rec *store.Record) error {
-			b, err := snap.Metadata(rs.repo.Name, rs.prefix, rec.Identifier)
+		err = snap.Resources(rs.Repo.Name, rs.Prefix, rs.Spec, sp.start, "", sp.count, func(rec *store.Record) error {
+			b, err := snap.Metadata(rs.Repo.Name, rs.Prefix, rec.Identifier)
 			if err != nil {
 				return err
 			}
 			pkg.Entries++
-			return p.add("resources/"+packageName(rec.Identifier), rec.Modified, b)
+			return p.add(source.ResourcePath(rec.Identifier), rec.Modified, b)
 		})
 	}
 	if err != nil {
@@ -365,18 +355,18 @@ func (d *Dumper) writeResourcePackage(snap *store.Snap, rs resourceSet, sp span,
 // changeDumps builds the Change Dump package of every closed Change List of
 // the set that has none yet. A list is closed at the store's horizon, so no
 // uncommitted page can still add to it (store.Snap.At).
-func (d *Dumper) changeDumps(ctx context.Context, rs resourceSet) error {
+func (d *Dumper) changeDumps(ctx context.Context, rs source.Set) error {
 	var todo []store.ChangeListInfo
 	err := d.db.View(ctx, func(snap *store.Snap) error {
-		lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set)
+		lists, err := snap.ChangeLists(rs.Repo.Name, rs.Prefix, rs.Spec)
 		if err != nil {
 			return err
 		}
 		for _, l := range lists {
-			if l.Count == 0 || l.Until(snap.At(rs.repo.Name, rs.prefix)).IsZero() {
+			if l.Count == 0 || l.Until(snap.At(rs.Repo.Name, rs.Prefix)).IsZero() {
 				continue
 			}
-			if pkg, err := snap.ChangeDump(rs.repo.Name, rs.prefix, rs.set, l.ID); err != nil {
+			if pkg, err := snap.ChangeDump(rs.Repo.Name, rs.Prefix, rs.Spec, l.ID); err != nil {
 				return err
 			} else if pkg == nil {
 				todo = append(todo, l)
@@ -405,14 +395,14 @@ func (d *Dumper) changeDumps(ctx context.Context, rs resourceSet) error {
 // of the list in order, the bytes of each created or updated resource as
 // they were at that change, and a Change Dump Manifest covering exactly the
 // list's from/until.
-func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.ChangeListInfo) error {
+func (d *Dumper) BuildChangeDump(ctx context.Context, rs source.Set, l store.ChangeListInfo) error {
 	name := "changedump-" + l.ID
-	rel := filepath.Join(rs.setDir(), name+".zip")
-	relManifest := filepath.Join(rs.setDir(), name+"-manifest.xml")
+	rel := filepath.Join(rs.DumpDir(), name+".zip")
+	relManifest := filepath.Join(rs.DumpDir(), name+"-manifest.xml")
 	var until time.Time
 	pkg := store.Package{From: l.From, File: rel, Manifest: relManifest}
 	err := d.db.View(ctx, func(snap *store.Snap) error {
-		if until = l.Until(snap.At(rs.repo.Name, rs.prefix)); until.IsZero() {
+		if until = l.Until(snap.At(rs.Repo.Name, rs.Prefix)); until.IsZero() {
 			return fmt.Errorf("change list %s is still open", l.ID)
 		}
 		pkg.Until = until
@@ -430,29 +420,20 @@ func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.Ch
 		if err != nil {
 			return fail(err)
 		}
-		m := rsync.NewURLSet(io.MultiWriter(w, mf), rsync.MD{Capability: rsync.ChangeDumpManifest, From: l.From, Until: until},
-			rsync.Link{Rel: "up", Href: rs.capabilityList()})
-		path := func(ev *store.SetEvent) string {
-			return fmt.Sprintf("changes/%010d-%s", ev.Seq, packageName(ev.Identifier))
-		}
-		err = snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
-			e := rsync.Entry{Loc: rs.resource(ev.Identifier), MD: &rsync.MD{Change: ev.Change.String(), DateTime: ev.Time}}
-			if ev.Change != store.Deleted {
-				e.LastMod = ev.Time
-				e.MD.Path, e.MD.Hash, e.MD.Length, e.MD.HasLength, e.MD.Type = "/"+path(ev), rsync.Hash(ev.MD5, ev.SHA256), ev.Length, true, xmlType
-			}
-			return m.Write(e)
+		m := source.ChangeManifest(io.MultiWriter(w, mf), rs, l.From, until)
+		err = snap.SetEvents(rs.Repo.Name, rs.Prefix, rs.Spec, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
+			return m.Write(source.ChangeManifestEntry(rs, ev))
 		})
 		if err == nil {
 			err = m.Close()
 		}
 		if err == nil {
-			err = snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
+			err = snap.SetEvents(rs.Repo.Name, rs.Prefix, rs.Spec, l.FirstSeq, l.LastSeq, func(ev *store.SetEvent) error {
 				if ev.Change == store.Deleted {
 					pkg.Entries++
 					return nil
 				}
-				b, err := snap.Bytes(rs.repo.Name, rs.prefix, ev.Identifier, ev.SHA256)
+				b, err := snap.Bytes(rs.Repo.Name, rs.Prefix, ev.Identifier, ev.SHA256)
 				if err != nil {
 					return err
 				}
@@ -460,7 +441,7 @@ func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.Ch
 					return fmt.Errorf("the bytes of change %d (%q) are no longer stored", ev.Seq, ev.Identifier)
 				}
 				pkg.Entries++
-				return p.add(path(ev), ev.Time, b)
+				return p.add(source.ChangePath(ev), ev.Time, b)
 			})
 		}
 		if err != nil {
@@ -474,14 +455,14 @@ func (d *Dumper) BuildChangeDump(ctx context.Context, rs resourceSet, l store.Ch
 	})
 	if err == nil {
 		pkg.Built = d.now().UTC()
-		err = d.db.PutChangeDump(rs.repo.Name, rs.prefix, rs.set, l.ID, pkg)
+		err = d.db.PutChangeDump(rs.Repo.Name, rs.Prefix, rs.Spec, l.ID, pkg)
 	}
 	if err != nil {
 		os.Remove(filepath.Join(d.dir, rel))
 		os.Remove(filepath.Join(d.dir, relManifest))
-		return fmt.Errorf("change dump %s of %s: %w", l.ID, rs.path(), err)
+		return fmt.Errorf("change dump %s of %s: %w", l.ID, rs.Path(), err)
 	}
-	d.log.Info("change dump built", "set", rs.capabilityList(), "list", l.ID, "changes", pkg.Entries)
+	d.log.Info("change dump built", "set", rs.CapabilityList(), "list", l.ID, "changes", pkg.Entries)
 	return nil
 }
 
@@ -510,9 +491,9 @@ func (d *Dumper) collect(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// removeOrphans deletes files in the dump directory that no descriptor names:
+// RemoveOrphans deletes files in the dump directory that no descriptor names:
 // temporary files and packages of a build a crash cut off.
-func (d *Dumper) removeOrphans(ctx context.Context) error {
+func (d *Dumper) RemoveOrphans(ctx context.Context) error {
 	named := map[string]bool{}
 	err := d.db.View(ctx, func(snap *store.Snap) error {
 		return snap.DumpFiles(func(f string) error { named[filepath.Clean(f)] = true; return nil })

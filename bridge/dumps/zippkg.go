@@ -1,4 +1,4 @@
-package bridge
+package dumps
 
 import (
 	"archive/zip"
@@ -7,53 +7,16 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"hash"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
 // Dump packages (issue 8): ZIP files with manifest.xml first, written to a
 // temporary file, synced and renamed into place, so a package a client can
 // see is always complete.
-
-// maxPathName bounds a file name inside a package; longer escaped
-// identifiers are cut and completed with a hash of the whole identifier.
-const maxPathName = 200
-
-// packageName is the file name of a resource's bytes inside a package: the
-// identifier with every byte outside [A-Za-z0-9._-] percent-encoded, and a
-// "." also when it would start the name, end it or follow another "." (so no
-// "/", no "..", nothing absolute or hidden, and, since percent-decoding gives
-// the identifier back, no two identifiers give the same name), plus ".xml".
-// An over-long name keeps its first part and ends with "~" and 32 hex digits
-// of the identifier's SHA-256 ("~" never comes out of the escaping, so a cut
-// name cannot equal an uncut one).
-func packageName(id string) string {
-	var b strings.Builder
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		dot := c == '.' && i > 0 && i < len(id)-1 && id[i-1] != '.'
-		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || dot || c == '_' || c == '-' {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	name := b.String()
-	if len(name)+len(".xml") <= maxPathName {
-		return name + ".xml"
-	}
-	sum := sha256.Sum256([]byte(id))
-	cut := maxPathName - len(".xml") - 33
-	for cut > 0 && name[cut-1] == '%' || cut > 1 && name[cut-2] == '%' { // never split an escape
-		cut--
-	}
-	return name[:cut] + "~" + hex.EncodeToString(sum[:16]) + ".xml"
-}
 
 // pkgWriter writes one ZIP package to a temporary file beside its final
 // name, hashing and counting every byte.

@@ -1,4 +1,4 @@
-package bridge
+package harvest
 
 import (
 	"context"
@@ -110,17 +110,12 @@ func (h *Harvester) start(ctx context.Context, kind string, ifIdle bool) (contex
 	return ctx, func() { h.act.end(); cancel(); <-h.busy }, nil
 }
 
-// interrupted reports an error that means the run was asked to stop.
-func interrupted(err error) bool {
-	return errors.Is(err, context.Canceled)
-}
-
 // recordOutcome keeps what the run did as the repository's last success or
 // last failure (an interrupted run is neither).
 func (h *Harvester) recordOutcome(kind string, started time.Time, results []Result, err error) {
 	now := h.now().UTC()
-	h.metrics.runEnded(h.repo.Name, kind, now.Sub(started), now, err)
-	if interrupted(err) {
+	h.obs.RunEnded(h.repo.Name, kind, now.Sub(started), now, err)
+	if Interrupted(err) {
 		return
 	}
 	rec := &store.RunRecord{Kind: kind, Started: started, Ended: now}
@@ -162,11 +157,5 @@ func (h *Harvester) recordOutcome(kind string, started time.Time, results []Resu
 	}
 }
 
-// committed reports a committed batch: to the metrics, and to the dumper and
-// the notifier when it made change events.
-func (h *Harvester) committed(prefix string, c Counts) {
-	h.metrics.committed(h.repo.Name, prefix, c)
-	if c.Created+c.Updated+c.Deleted > 0 {
-		h.changed(h.repo.Name, prefix)
-	}
-}
+// committed reports a committed batch to the observer.
+func (h *Harvester) committed(prefix string, c Counts) { h.obs.Committed(h.repo.Name, prefix, c) }

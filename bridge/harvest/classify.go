@@ -1,4 +1,4 @@
-package bridge
+package harvest
 
 import (
 	"crypto/md5"
@@ -210,7 +210,11 @@ type Counts struct {
 	BadDatestamps int64 `json:"bad_datestamps"`
 }
 
-func (c *Counts) add(o Counts) {
+// Changes is how many change events the counts stand for.
+func (c Counts) Changes() int64 { return c.Created + c.Updated + c.Deleted }
+
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
 	c.Pages += o.Pages
 	c.Records += o.Records
 	c.Created += o.Created

@@ -1,9 +1,14 @@
-// Package bridge is the rsbridge service. Its ingest half harvests OAI-PMH into
-// the store (harvest.go, ingest.go, classify.go, reconcile.go, landing.go,
-// scheduler.go); its publishing half serves the store as a ResourceSync 1.1
-// source (server.go, urls.go, documents.go, pages.go, gzip.go). It is the only
-// package that knows all the others.
-package bridge
+// Package harvest copies OAI-PMH repositories into the store: scheduled
+// and requested runs (Scheduler), one repository's harvests and
+// reconciliations (Harvester), the page pipeline, and the pure
+// classification of each record into a change event. It reports what it
+// does through an Observer and knows nothing of HTTP.
+//
+// A record's route: oaipmh.Client.ListRecords decodes it → the pipeline
+// hands it over → ingest reads the stored state → classify decides (pure) →
+// store.Batch.Apply writes state, bytes and event; the page's checkpoint
+// commits with them, and the Observer hears of the commit.
+package harvest
 
 import (
 	"context"
@@ -11,8 +16,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/store"
@@ -46,11 +53,10 @@ type Harvester struct {
 	client   *oaipmh.Client
 	log      *slog.Logger
 	now      func() time.Time
-	progress func(Progress)
-	changed  func(repo, prefix string)
-	metrics  *Metrics
+	obs      Observer
 	pacer    *Pacer
 	host     string
+	locBase  map[string]int // per prefix: the length of the record URLs rsbridge serves, less the identifier
 
 	busy chan struct{} // holds a token while a harvest or reconciliation runs
 	act  activity
@@ -79,19 +85,15 @@ func (h *Harvester) acquire(ctx context.Context, ifIdle bool) error {
 	}
 }
 
-// HarvesterOptions are the optional parts of NewHarvester.
-type HarvesterOptions struct {
-	Logger   *slog.Logger
-	Progress func(Progress)
-	Now      func() time.Time // clock for first-seen times; events use the store's clock
+// Options are the optional parts of New and NewScheduler.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time // clock for first-seen times; events use the store's clock
 	// Client settings tests override (nil = real ones).
 	ClientOptions func(*oaipmh.Options)
-	// Changed is called after each committed page that made change events
-	// (the dumper and the notifier look for work); it must not block.
-	Changed func(repo, prefix string)
-	// Metrics counts runs, pages, records, events and upstream requests
-	// (nil: none).
-	Metrics *Metrics
+	// Observer hears of requests, progress, commits and ended runs
+	// (metrics; the dumper and the notifier through OnChange). nil: nobody.
+	Observer Observer
 	// Pacer makes runs pause after each page while the server is busy
 	// (nil: never).
 	Pacer *Pacer
@@ -106,19 +108,16 @@ func UserAgent(contact string) string {
 	return ua + ")"
 }
 
-// NewHarvester prepares a harvester for one configured repository.
-func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o HarvesterOptions) (*Harvester, error) {
+// New prepares a harvester for one configured repository.
+func New(cfg *config.Config, repo config.Repository, db *store.DB, o Options) (*Harvester, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Progress == nil {
-		o.Progress = func(Progress) {}
-	}
-	if o.Changed == nil {
-		o.Changed = func(string, string) {}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
 	}
 	s := cfg.Resolved(repo)
 	log := o.Logger.With("repo", repo.Name)
@@ -142,7 +141,7 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 		MaxBodyBytes:   s.MaxBodyBytes,
 		MaxRecordBytes: int(s.MaxRecordBytes),
 		Logger:         o.Logger,
-		Observe:        o.Metrics.upstream(repo.Name),
+		Observe:        func(a oaipmh.Attempt) { o.Observer.Attempt(repo.Name, a) },
 	}
 	if o.ClientOptions != nil {
 		o.ClientOptions(&co)
@@ -155,8 +154,12 @@ func NewHarvester(cfg *config.Config, repo config.Repository, db *store.DB, o Ha
 	if u, err := url.Parse(repo.BaseURL); err == nil {
 		host = u.Hostname()
 	}
-	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, progress: o.Progress, changed: o.Changed, metrics: o.Metrics, pacer: o.Pacer, host: host,
-		busy: make(chan struct{}, 1)}, nil
+	locBase := map[string]int{}
+	for _, p := range repo.MetadataPrefixes {
+		locBase[p] = len(source.ResourceURL(strings.TrimRight(cfg.BaseURL, "/"), repo.Name, p, ""))
+	}
+	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, obs: o.Observer, pacer: o.Pacer, host: host,
+		locBase: locBase, busy: make(chan struct{}, 1)}, nil
 }
 
 // HarvestOptions select what one run does.
@@ -285,177 +288,6 @@ func (h *Harvester) fail(res Result, pass, what string, err error) Result {
 	return res
 }
 
-func (h *Harvester) harvestPrefix(ctx context.Context, prefix string, id *oaipmh.Identify, opts HarvestOptions) (res Result) {
-	res.Prefix = prefix
-	log := h.log.With("prefix", prefix)
-	var cp store.Checkpoint
-	err := h.db.View(ctx, func(s *store.Snap) error {
-		var err error
-		cp, err = s.Checkpoint(h.repo.Name, prefix)
-		return err
-	})
-	if err != nil {
-		return h.fail(res, "harvest", "read checkpoint", err)
-	}
-	gran := id.Granularity
-	start := func() oaipmh.Query {
-		q := oaipmh.Query{MetadataPrefix: prefix, From: cp.SeqFrom, Granularity: gran}
-		return q
-	}
-	var q oaipmh.Query
-	if cp.InProgress && cp.Token != "" && !opts.Full {
-		res.Resumed = true
-		cp.SeqResumed = true
-		q = oaipmh.Query{Token: cp.Token}
-		log.Info("resuming list from checkpoint", "pages_done", cp.SeqPages, "records_done", cp.SeqRecords)
-	} else {
-		from := time.Time{}
-		switch {
-		case cp.FullNext && !opts.Full:
-			log.Warn("harvesting the full list: the previous one ended with fewer records than the repository announced")
-		case !opts.Full && !cp.HighWater.IsZero():
-			// One granule of overlap: records at the boundary come again and,
-			// being unchanged, make no events.
-			from = gran.Truncate(cp.HighWater).Add(-gran.Unit())
-		}
-		cp = store.Checkpoint{InProgress: true, SeqFrom: from, SeqStarted: h.now().UTC(),
-			HighWater: cp.HighWater, Granularity: gran.String(), LastComplete: cp.LastComplete}
-		q = start()
-		log.Info("starting list", "from", fmtTime(from, gran), "full", from.IsZero())
-	}
-
-	guard := oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
-	began := h.now()
-	f := h.fetch(ctx, q)
-	defer func() { f.stop() }()
-	// The pacer pauses for the time the harvest worked on the last page:
-	// applying and committing it, not waiting for the repository.
-	pageStart, waited := time.Now(), time.Duration(0)
-	next := func() (pipeItem, bool) {
-		t := time.Now()
-		it, ok := f.next()
-		waited += time.Since(t)
-		return it, ok
-	}
-	for {
-		if err := h.pacer.yield(ctx, time.Since(pageStart)-waited); err != nil {
-			return h.fail(res, "harvest", "stopped", err)
-		}
-		pageStart, waited = time.Now(), 0
-		if err := ctx.Err(); err != nil {
-			return h.fail(res, "harvest", "stopped", err)
-		}
-		// The page's start, its records as they are decoded, its end.
-		it, ok := next()
-		if !ok || !it.start {
-			return h.fail(res, "harvest", "list records", fmt.Errorf("the page fetcher stopped: %w", context.Cause(ctx)))
-		}
-		q = it.query
-		batch, err := h.db.NewBatch(h.repo.Name, prefix)
-		if err != nil {
-			return h.fail(res, "harvest", "open batch", err)
-		}
-		var pc Counts
-		in := h.ingest(batch, &pc, prefix, h.client.RequestURL("ListRecords", q))
-		var page *oaipmh.Page
-		for err == nil && page == nil {
-			it, ok := next()
-			switch {
-			case !ok:
-				err = fmt.Errorf("the page fetcher stopped: %w", context.Cause(ctx))
-			case it.rec != nil:
-				err = in.record(it.rec)
-				f.applied(it.rec)
-			default:
-				page, err = it.page, it.err
-			}
-		}
-		if err == nil {
-			err = guard.Check(q.Token, page)
-		}
-		if err != nil {
-			batch.Discard()
-			if oaipmh.IsCode(err, oaipmh.BadResumptionToken) && q.Token != "" && res.Restarts < maxTokenRestarts {
-				res.Restarts++
-				log.Warn("resumption token rejected; restarting the list with its original arguments", "from", fmtTime(cp.SeqFrom, gran), "err", err)
-				q = start()
-				guard = oaipmh.Guard{MaxEmptyPages: h.settings.MaxEmptyPages}
-				cp.SeqRecords = 0 // the list is read again from its start
-				f.stop()
-				f = h.fetch(ctx, q)
-				continue
-			}
-			if _, ok := errors.AsType[*oaipmh.GuardError](err); ok && !cp.SeqGuarded {
-				// The committed pages stay; the list they belong to is suspect.
-				cp.SeqGuarded = true
-				if perr := h.db.PutCheckpoint(h.repo.Name, prefix, cp); perr != nil {
-					log.Error("cannot record that a guard stopped the list", "err", perr)
-				}
-			}
-			if oaipmh.IsCode(err, oaipmh.CannotDisseminateFormat) {
-				return h.fail(res, "harvest", "the repository cannot disseminate this format (check metadata_prefixes against ListMetadataFormats)", err)
-			}
-			return h.fail(res, "harvest", fmt.Sprintf("list records (page %d)", cp.SeqPages+1), err)
-		}
-		if cp.SeqPages == 0 || cp.SeqResponseDate.IsZero() {
-			cp.SeqResponseDate = page.ResponseDate
-		}
-		if in.maxDS.After(cp.SeqMaxDatestamp) {
-			cp.SeqMaxDatestamp = in.maxDS
-		}
-		cp.SeqPages++
-		cp.SeqRecords += int64(page.Count)
-		listPages, listRecords := cp.SeqPages, cp.SeqRecords // before completed() resets them
-		if cp.SeqListSize <= 0 && page.Token.CompleteListSize > 0 {
-			cp.SeqListSize = page.Token.CompleteListSize
-		}
-		pc.Pages = 1
-		pc.BadDatestamps = int64(page.BadDatestamps)
-		if page.Done() {
-			if short := cp.SeqListSize - cp.SeqRecords; short > 0 && (cp.SeqResumed || cp.SeqGuarded) {
-				// A list that was resumed, or stopped by a guard, ended short
-				// of what it announced: records may be missing below any new
-				// high-water mark, so keep the old one and read everything next time.
-				log.Warn("list ended with fewer records than announced after a resume or a guard; the high-water mark stays and the next run harvests the full list",
-					"records", cp.SeqRecords, "complete_list_size", cp.SeqListSize, "resumed", cp.SeqResumed, "guarded", cp.SeqGuarded)
-				res.Incomplete = true
-				cp = store.Checkpoint{HighWater: cp.HighWater, Granularity: cp.Granularity, LastComplete: cp.LastComplete, FullNext: true}
-			} else {
-				cp = completed(cp, h.now().UTC())
-			}
-		} else {
-			cp.Token = page.Token.Value
-		}
-		if err := batch.SetCheckpoint(cp); err != nil {
-			batch.Discard()
-			return h.fail(res, "harvest", "write checkpoint", err)
-		}
-		if err := batch.Commit(); err != nil {
-			batch.Discard()
-			return h.fail(res, "harvest", "commit page", err)
-		}
-		res.Counts.add(pc)
-		h.committed(prefix, pc)
-		pr := Progress{Repo: h.repo.Name, Prefix: prefix, Pages: listPages, Records: listRecords, RunRecords: res.Counts.Records,
-			Total: page.Token.CompleteListSize, Elapsed: h.now().Sub(began), Done: page.Done()}
-		h.progress(pr)
-		if h.act.progress(pr, h.now()) {
-			log.Info("harvest progress", "pages", pr.Pages, "records", pr.Records, "of", pr.Total, "records_per_s", int(float64(pr.RunRecords)/pr.Elapsed.Seconds()))
-		}
-		if page.Done() {
-			log.Info("list complete", "pages", res.Counts.Pages, "records", res.Counts.Records, "created", res.Counts.Created,
-				"updated", res.Counts.Updated, "deleted", res.Counts.Deleted, "next_from", fmtTime(cp.HighWater.Add(-gran.Unit()), gran))
-			if n := res.Counts.BadDatestamps; n > 0 {
-				log.Warn("records without a usable datestamp (kept as sent, shown without one)", "count", n)
-			}
-			if err := h.retryQuarantine(ctx, prefix, &res.Counts); err != nil {
-				log.Warn("cannot retry quarantined records", "err", err)
-			}
-			return res
-		}
-	}
-}
-
 // maxQuarantineRetries bounds the GetRecord requests one run spends on
 // quarantined records (the repository's politeness delay applies to each).
 const maxQuarantineRetries = 100
@@ -480,7 +312,7 @@ func (h *Harvester) retryQuarantine(ctx context.Context, prefix string, counts *
 	// What the retries do counts, except finding the same records unusable
 	// again (the list already counted them).
 	var rc Counts
-	defer func() { rc.Quarantined = 0; counts.add(rc) }()
+	defer func() { rc.Quarantined = 0; counts.Add(rc) }()
 	released := 0
 	for _, id := range ids {
 		rec, err := h.client.GetRecord(ctx, id, prefix)
@@ -515,7 +347,7 @@ func (h *Harvester) retryQuarantine(ctx context.Context, prefix string, counts *
 	}
 	if released > 0 {
 		h.log.Info("quarantined records now usable", "prefix", prefix, "released", released)
-		h.changed(h.repo.Name, prefix)
+		h.obs.Committed(h.repo.Name, prefix, Counts{Created: rc.Created, Updated: rc.Updated, Deleted: rc.Deleted})
 	}
 	return nil
 }

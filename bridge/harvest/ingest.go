@@ -1,4 +1,4 @@
-package bridge
+package harvest
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
@@ -31,13 +32,13 @@ type ingest struct {
 // ingest starts the write side of a batch of (repository, prefix).
 func (h *Harvester) ingest(batch *store.Batch, counts *Counts, prefix, url string) *ingest {
 	return &ingest{batch: batch, counts: counts, log: h.log.With("prefix", prefix), url: url, host: h.host, now: h.now,
-		locBase: len(resourceURL(strings.TrimRight(h.cfg.BaseURL, "/"), h.repo.Name, prefix, ""))}
+		locBase: h.locBase[prefix]}
 }
 
 // publishable reports why an identifier cannot be published, or "": the
 // URL rsbridge serves it at must fit a sitemap <loc> (2,048 characters).
 func (in *ingest) publishable(id string) string {
-	if n := in.locBase + len(segment(id)); n > rsync.MaxLoc {
+	if n := in.locBase + len(source.Segment(id)); n > rsync.MaxLoc {
 		return fmt.Sprintf("identifier too long to publish: its URL would be %d characters, a sitemap <loc> holds at most %d (shorten base_url or the repository name, or ask the repository to use shorter identifiers)", n, rsync.MaxLoc)
 	}
 	return ""
@@ -56,7 +57,7 @@ func (in *ingest) record(rec *oaipmh.Record) error {
 	d := classify(old, rec, in.host, in.now().UTC())
 	if id := rec.Header.Identifier; id != "" && d.outcome != quarantined {
 		if why := in.publishable(id); why != "" {
-			return in.quarantine(id, &oaipmh.RecordError{Identifier: clip(id, 200), Reason: why})
+			return in.quarantine(id, &oaipmh.RecordError{Identifier: source.Clip(id, 200), Reason: why})
 		}
 	}
 	switch {

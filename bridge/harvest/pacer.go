@@ -1,8 +1,7 @@
-package bridge
+package harvest
 
 import (
 	"context"
-	"net/http"
 	"sync/atomic"
 	"time"
 )
@@ -31,19 +30,19 @@ func NewPacer(sharePercent int) *Pacer {
 	return &Pacer{share: min(max(sharePercent, 1), 100), now: time.Now}
 }
 
-// track marks the requests next serves.
-func (p *Pacer) track(next http.Handler) http.Handler {
-	if p == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// Begin marks a request the server started; End it when it is done.
+func (p *Pacer) Begin() {
+	if p != nil {
 		p.inflight.Add(1)
-		defer func() {
-			p.last.Store(p.now().UnixNano())
-			p.inflight.Add(-1)
-		}()
-		next.ServeHTTP(w, r)
-	})
+	}
+}
+
+// End marks the end of a request Begin marked.
+func (p *Pacer) End() {
+	if p != nil {
+		p.last.Store(p.now().UnixNano())
+		p.inflight.Add(-1)
+	}
 }
 
 // serving reports requests in flight or recently served.

@@ -1,9 +1,7 @@
-package bridge
+package harvest
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -16,11 +14,7 @@ func TestPacer(t *testing.T) {
 		t.Fatalf("idle server: pause %v", d)
 	}
 	// A request in flight: the harvest works 25 % of the time.
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	h := p.track(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { close(entered); <-release }))
-	go h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
-	<-entered
+	p.Begin()
 	for _, c := range []struct{ worked, want time.Duration }{
 		{40 * time.Millisecond, 120 * time.Millisecond},
 		{0, 0},
@@ -30,9 +24,9 @@ func TestPacer(t *testing.T) {
 			t.Errorf("worked %v: pause %v, want %v", c.worked, got, c.want)
 		}
 	}
-	close(release)
-	for p.inflight.Load() != 0 {
-		time.Sleep(time.Millisecond)
+	p.End()
+	if p.inflight.Load() != 0 {
+		t.Fatal("a request is still in flight after End")
 	}
 	// Just after the last request it still counts as serving; after the
 	// quiet period it does not.

@@ -1,4 +1,4 @@
-package bridge
+package harvest
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func (h *Harvester) reconcilePrefix(ctx context.Context, prefix string, id *oaip
 			return h.fail(res, "reconcile", "list identifiers (the pass is incomplete, nothing was deleted)", err)
 		}
 		pc.Pages = 1
-		res.Counts.add(pc)
+		res.Counts.Add(pc)
 		unidentified += in.unidentified
 		h.committed(prefix, pc)
 		// Identifiers the store does not hold: fetch them.
@@ -157,10 +157,10 @@ func (h *Harvester) finishReconcile(ctx context.Context, prefix string, listed, 
 		return h.fail(res, "reconcile", "safety limit", fmt.Errorf("%w: %s; if the repository really deleted them run `rsbridge reconcile -force`", ErrReconcileRefused, why))
 	}
 	if missing > 0 {
+		// Each batch of deletions is reported as it commits.
 		if err := h.deleteUnseen(ctx, prefix, &res.Counts); err != nil {
 			return h.fail(res, "reconcile", "delete unseen records", err)
 		}
-		h.changed(h.repo.Name, prefix)
 	}
 	log := h.log.With("prefix", prefix, "pass", "reconcile")
 	if err := h.db.ClearSeen(h.repo.Name, prefix); err != nil {
@@ -191,7 +191,7 @@ func (h *Harvester) fetchOne(ctx context.Context, prefix, oid string, counts *Co
 	if err := batch.Commit(); err != nil {
 		return err
 	}
-	counts.add(c)
+	counts.Add(c)
 	h.committed(prefix, c)
 	return nil
 }
@@ -211,7 +211,7 @@ func (h *Harvester) deleteUnseen(ctx context.Context, prefix string, counts *Cou
 		err := batch.Commit()
 		batch.Discard()
 		if err == nil {
-			counts.add(bc)
+			counts.Add(bc)
 			h.committed(prefix, bc)
 		}
 		batch, n, bc = nil, 0, Counts{}

@@ -1,4 +1,4 @@
-package bridge
+package harvest
 
 import (
 	"context"
@@ -38,8 +38,11 @@ type Scheduler struct {
 // ErrUnknownRepository reports a repository the configuration does not name.
 var ErrUnknownRepository = errors.New("no such repository")
 
+// ErrUnknownKind reports a run kind Trigger does not know.
+var ErrUnknownKind = errors.New("unknown run kind")
+
 // NewScheduler prepares a harvester per repository and its cron entries.
-func NewScheduler(cfg *config.Config, db *store.DB, o HarvesterOptions) (*Scheduler, error) {
+func NewScheduler(cfg *config.Config, db *store.DB, o Options) (*Scheduler, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -47,7 +50,7 @@ func NewScheduler(cfg *config.Config, db *store.DB, o HarvesterOptions) (*Schedu
 	s := &Scheduler{harvesters: map[string]*Harvester{}, entries: map[string][2]cron.EntryID{}, db: db, log: o.Logger, ctx: ctx, cancel: cancel}
 	s.cron = cron.New(cron.WithChain(cron.Recover(cronLogger{o.Logger}), cron.SkipIfStillRunning(cronLogger{o.Logger})))
 	for _, repo := range cfg.Repositories {
-		h, err := NewHarvester(cfg, repo, db, o)
+		h, err := New(cfg, repo, db, o)
 		if err != nil {
 			cancel()
 			return nil, err
@@ -96,10 +99,10 @@ func (s *Scheduler) runHeld(ctx context.Context, h *Harvester, kind string, forc
 	}
 	var c Counts
 	for _, r := range res {
-		c.add(r.Counts)
+		c.Add(r.Counts)
 	}
 	switch {
-	case interrupted(err):
+	case Interrupted(err):
 		s.log.Info("run interrupted; the next one resumes at the first page not committed", "repo", h.repo.Name, "kind", kind)
 	case err != nil:
 		s.log.Error("run failed; will retry at the next tick", "repo", h.repo.Name, "kind", kind, "err", err)
@@ -121,7 +124,7 @@ func (s *Scheduler) Trigger(repo, kind string, force bool) error {
 	switch kind {
 	case KindHarvest, KindFullHarvest, KindReconcile:
 	default:
-		return fmt.Errorf("unknown run kind %q (use %s, %s or %s)", kind, KindHarvest, KindFullHarvest, KindReconcile)
+		return fmt.Errorf("%w %q (use %s, %s or %s)", ErrUnknownKind, kind, KindHarvest, KindFullHarvest, KindReconcile)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,4 +1,4 @@
-package bridge
+package notify
 
 import (
 	"bytes"
@@ -8,17 +8,17 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/bridge/websub"
 	"github.com/rsbridge/rsbridge/config"
-	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
 )
 
-// ResourceSync Change Notification (issue 9, change-notification.md): every
+// Package notify publishes ResourceSync Change Notification
+// (change-notification.md): every
 // resource set is a channel, a WebSub topic at {set}/changenotification.xml,
 // advertised in its Capability List. After each harvest commit that changed a
 // set, the Notifier publishes the set's new changes through the hub (the
@@ -27,22 +27,8 @@ import (
 // previous notification's until (CN-010) and until the time of its last
 // change, so an event committed later can never fall before it.
 
-// changeNotification is the capability of a notification payload and of a
-// channel's Capability List entry.
-const changeNotification = "change-notification"
-
-func (rs resourceSet) topic() string { return rs.path() + "/changenotification.xml" }
-
-// hubURL is the hub destinations subscribe at.
-func hubURL(cfg *config.Config, base string) string {
-	if cfg.Notification.HubURL != "" {
-		return cfg.Notification.HubURL
-	}
-	return base + "/websub"
-}
-
-// NotifierOptions are the optional parts of NewNotifier.
-type NotifierOptions struct {
+// Options are the optional parts of New.
+type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
 	// Hub settings tests override (nil = the configuration's).
@@ -51,7 +37,7 @@ type NotifierOptions struct {
 
 // Notifier publishes change notifications; it owns the hub.
 type Notifier struct {
-	sets   setCatalog
+	src    *source.Source
 	cfg    *config.Config
 	db     *store.DB
 	log    *slog.Logger
@@ -66,17 +52,19 @@ type Notifier struct {
 	last    error
 }
 
-// NewNotifier builds the notifier and its hub (not started: Run starts it).
-func NewNotifier(cfg *config.Config, db *store.DB, o NotifierOptions) (*Notifier, error) {
+// New builds the notifier of a source and its hub (not started: Run
+// starts it).
+func New(src *source.Source, db *store.DB, o Options) (*Notifier, error) {
+	cfg := src.Config()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	n := &Notifier{sets: newSetCatalog(cfg, db, base), cfg: cfg, db: db, log: o.Logger.With("component", "notify"),
-		now: o.Now, hubURL: hubURL(cfg, base), wake: make(chan struct{}, 1)}
+	base := src.Base()
+	n := &Notifier{src: src, cfg: cfg, db: db, log: o.Logger.With("component", "notify"),
+		now: o.Now, hubURL: src.Hub(), wake: make(chan struct{}, 1)}
 	nc := cfg.Notification
 	ho := websub.Options{HubURL: base + "/websub", DB: db, Topic: n.topic, ExternalHub: nc.HubURL,
 		AllowPrivateCallbacks: nc.AllowPrivateCallbacks, Workers: nc.Workers, MaxAttempts: nc.MaxAttempts,
@@ -114,14 +102,14 @@ func (n *Notifier) topic(topic string) (string, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.topics == nil || n.now().Sub(n.fetched) > time.Minute {
-		sets, err := n.sets.resourceSets(context.Background())
+		sets, err := n.src.Sets(context.Background())
 		if err != nil {
 			n.log.Warn("cannot list the channels", "err", err)
 			return "", false
 		}
 		n.topics = make(map[string]string, len(sets))
 		for _, rs := range sets {
-			n.topics[rs.topic()] = rs.capabilityList()
+			n.topics[rs.Topic()] = rs.CapabilityList()
 		}
 		n.fetched = n.now()
 	}
@@ -181,7 +169,7 @@ func (n *Notifier) Publish(ctx context.Context) {
 }
 
 func (n *Notifier) publish(ctx context.Context) error {
-	sets, err := n.sets.resourceSets(ctx)
+	sets, err := n.src.Sets(ctx)
 	if err != nil {
 		return err
 	}
@@ -191,7 +179,7 @@ func (n *Notifier) publish(ctx context.Context) error {
 			return err
 		}
 		if err := n.publishSet(ctx, rs); err != nil {
-			errs = append(errs, fmt.Errorf("channel %s: %w", rs.topic(), err))
+			errs = append(errs, fmt.Errorf("channel %s: %w", rs.Topic(), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -202,7 +190,7 @@ var errFull = errors.New("notification full")
 
 // publishSet sends the set's changes after its channel's cursor, in
 // notifications of at most max_entries.
-func (n *Notifier) publishSet(ctx context.Context, rs resourceSet) error {
+func (n *Notifier) publishSet(ctx context.Context, rs source.Set) error {
 	for {
 		var ch store.Channel
 		var payload bytes.Buffer
@@ -212,13 +200,13 @@ func (n *Notifier) publishSet(ctx context.Context, rs resourceSet) error {
 		started := false
 		err := n.db.View(ctx, func(snap *store.Snap) error {
 			var err error
-			if ch, err = snap.Channel(rs.repo.Name, rs.prefix, rs.set); err != nil {
+			if ch, err = snap.Channel(rs.Repo.Name, rs.Prefix, rs.Spec); err != nil {
 				return err
 			}
 			if ch.Started.IsZero() {
 				// A new channel notifies the changes from now on; the past is
 				// in the Change Lists.
-				lists, err := snap.ChangeLists(rs.repo.Name, rs.prefix, rs.set)
+				lists, err := snap.ChangeLists(rs.Repo.Name, rs.Prefix, rs.Spec)
 				if err != nil {
 					return err
 				}
@@ -231,7 +219,7 @@ func (n *Notifier) publishSet(ctx context.Context, rs resourceSet) error {
 				return nil
 			}
 			var entries []*store.SetEvent
-			err = snap.SetEvents(rs.repo.Name, rs.prefix, rs.set, ch.LastSeq+1, math.MaxUint64, func(ev *store.SetEvent) error {
+			err = snap.SetEvents(rs.Repo.Name, rs.Prefix, rs.Spec, ch.LastSeq+1, math.MaxUint64, func(ev *store.SetEvent) error {
 				if len(entries) == n.cfg.Notification.MaxEntries {
 					return errFull
 				}
@@ -250,19 +238,13 @@ func (n *Notifier) publishSet(ctx context.Context, rs resourceSet) error {
 			}
 			until = entries[len(entries)-1].Time
 			lastSeq, count = entries[len(entries)-1].Seq, len(entries)
-			w := rsync.NewURLSet(&payload, rsync.MD{Capability: changeNotification, From: from, Until: until},
-				rsync.Link{Rel: "up", Href: rs.capabilityList()})
-			via := getRecordURL(n.cfg.PublicBaseURL(rs.repo), rs.prefix)
-			for _, ev := range entries {
-				w.Write(changeEntry(rs, via, ev))
-			}
-			return w.Close()
+			return n.src.Notification(&payload, rs, from, until, entries)
 		})
 		if err != nil {
 			return err
 		}
 		if started {
-			if err := n.db.PutChannel(rs.repo.Name, rs.prefix, rs.set, ch); err != nil {
+			if err := n.db.PutChannel(rs.Repo.Name, rs.Prefix, rs.Spec, ch); err != nil {
 				return err
 			}
 			continue
@@ -270,27 +252,13 @@ func (n *Notifier) publishSet(ctx context.Context, rs resourceSet) error {
 		if count == 0 {
 			return nil
 		}
-		if err := n.hub.Publish(ctx, rs.topic(), payload.Bytes()); err != nil {
+		if err := n.hub.Publish(ctx, rs.Topic(), payload.Bytes()); err != nil {
 			return err
 		}
 		ch.LastSeq, ch.Until, ch.Latest, ch.LatestTime = lastSeq, until, payload.Bytes(), n.now().UTC()
-		if err := n.db.PutChannel(rs.repo.Name, rs.prefix, rs.set, ch); err != nil {
+		if err := n.db.PutChannel(rs.Repo.Name, rs.Prefix, rs.Spec, ch); err != nil {
 			return err
 		}
-		n.log.Debug("change notification published", "topic", rs.topic(), "changes", count)
+		n.log.Debug("change notification published", "topic", rs.Topic(), "changes", count)
 	}
-}
-
-// changeEntry is the entry of one change, as in a Change List.
-func changeEntry(rs resourceSet, via func(string) string, ev *store.SetEvent) rsync.Entry {
-	e := rsync.Entry{Loc: rs.resource(ev.Identifier), MD: &rsync.MD{Change: ev.Change.String(), DateTime: ev.Time}}
-	if ev.Change != store.Deleted {
-		e.LastMod = ev.Time
-		e.MD.Hash, e.MD.Length, e.MD.HasLength, e.MD.Type = rsync.Hash(ev.MD5, ev.SHA256), ev.Length, true, xmlType
-	}
-	e.Links = []rsync.Link{{Rel: "via", Href: via(ev.Identifier), Modified: ev.Datestamp}}
-	if ev.Change != store.Deleted {
-		e.Links = append(e.Links, rsync.Link{Rel: "collection", Href: aggregationURL(rs.base, rs.repo.Name, ev.Identifier)})
-	}
-	return e
 }

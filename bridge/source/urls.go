@@ -1,169 +1,90 @@
-package bridge
+package source
 
 import (
-	"context"
 	"fmt"
 	"net/url"
-	"path"
+	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
 
-// setCatalog knows which resource sets a configuration publishes; the
-// server, the dumper and the notifier each have one.
-type setCatalog struct {
-	cfg   *config.Config
-	db    *store.DB
-	base  string
-	cache *publishedCache
-}
+// The URL scheme. Below the base URL:
+//
+//	/.well-known/resourcesync               Source Description (or its index)
+//	/sourcedescription-N.xml?start=&end=    a page of that index
+//	/{repo}/{prefix}/all/...                the set of all records of a format
+//	/{repo}/{prefix}/set/{spec}/...         a published OAI set
+//	  capabilitylist.xml about.html resourcelist.xml resourcelist-N.xml
+//	  changelist.xml changelist-{id}.xml changenotification.xml
+//	  resourcedump.xml changedump.xml dump/{file}
+//	/{repo}/{prefix}/resource/{id}          a record's metadata
+//	/{repo}/map/{id}, /{repo}/map-0.2/{id}  its ORE resource map (1.0, 0.2)
+//	/websub                                 the embedded hub
 
-func newSetCatalog(cfg *config.Config, db *store.DB, base string) setCatalog {
-	return setCatalog{cfg: cfg, db: db, base: base, cache: &publishedCache{m: map[string]publishedSets{}}}
-}
-
-// publishedCache keeps each repository's published sets until the store's
-// set lists change: with thousands of sets, every per-set request would
-// otherwise read them all.
-type publishedCache struct {
-	mu sync.Mutex
-	m  map[string]publishedSets
-}
-
-type publishedSets struct {
-	gen   uint64
-	specs []string
-	index map[string]bool
-}
-
-// published lists the setSpecs that get their own resource set: the
-// configured sets, or else the sets ListSets reported that match
-// set_patterns (all without patterns), the first max_sets of them in
-// setSpec order.
-func (s setCatalog) published(ctx context.Context, repo config.Repository) ([]string, error) {
-	p, err := s.lookup(ctx, repo)
-	return p.specs, err
-}
-
-// isPublished reports whether spec is one of the repository's resource sets.
-func (s setCatalog) isPublished(ctx context.Context, repo config.Repository, spec string) (bool, error) {
-	p, err := s.lookup(ctx, repo)
-	return p.index[spec], err
-}
-
-func (s setCatalog) lookup(ctx context.Context, repo config.Repository) (publishedSets, error) {
-	gen := s.db.SetsGeneration()
-	s.cache.mu.Lock()
-	p, ok := s.cache.m[repo.Name]
-	s.cache.mu.Unlock()
-	if ok && p.gen == gen {
-		return p, nil
-	}
-	p = publishedSets{gen: gen}
-	if len(repo.Sets) > 0 {
-		p.specs = repo.Sets
-	} else {
-		err := s.db.View(ctx, func(snap *store.Snap) error {
-			sets, err := snap.Sets(repo.Name)
-			for _, si := range sets {
-				if matchesAny(repo.SetPatterns, si.Spec) {
-					p.specs = append(p.specs, si.Spec)
-				}
-				if repo.MaxSets > 0 && len(p.specs) == repo.MaxSets {
-					break
-				}
-			}
-			return err
-		})
-		if err != nil {
-			return publishedSets{}, err
-		}
-	}
-	p.index = make(map[string]bool, len(p.specs))
-	for _, spec := range p.specs {
-		p.index[spec] = true
-	}
-	s.cache.mu.Lock()
-	s.cache.m[repo.Name] = p
-	s.cache.mu.Unlock()
-	return p, nil
-}
-
-// matchesAny reports whether spec matches one of the patterns (path.Match);
-// no patterns match everything.
-func matchesAny(patterns []string, spec string) bool {
-	if len(patterns) == 0 {
-		return true
-	}
-	for _, pat := range patterns {
-		if ok, _ := path.Match(pat, spec); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// resourceSets lists every resource set of every repository, in a stable order.
-func (s setCatalog) resourceSets(ctx context.Context) ([]resourceSet, error) {
-	var out []resourceSet
-	for _, repo := range s.cfg.Repositories {
-		specs, err := s.published(ctx, repo)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range repo.MetadataPrefixes {
-			out = append(out, resourceSet{repo: repo, prefix: p, set: store.AllSet, base: s.base})
-			for _, spec := range specs {
-				out = append(out, resourceSet{repo: repo, prefix: p, set: spec, base: s.base})
-			}
-		}
-	}
-	return out, nil
-}
-
-// dumped reports whether the resource set gets Resource and Change Dumps.
-func (rs resourceSet) dumped(cfg *config.Config) bool {
-	switch cfg.ResourceSync.DumpSets {
-	case config.DumpAll:
-		return true
-	case config.DumpAllRecords:
-		return rs.set == store.AllSet
-	}
-	return false
-}
-
-// resourceSet is one (repository, metadata prefix, set) with its URLs. Set is
-// store.AllSet for all records.
-type resourceSet struct {
-	repo   config.Repository
-	prefix string
-	set    string
-	base   string
-}
-
-func (rs resourceSet) path() string {
-	p := rs.base + "/" + url.PathEscape(rs.repo.Name) + "/" + url.PathEscape(rs.prefix)
-	if rs.set == store.AllSet {
+// Path is the set's URL, the prefix of all its documents.
+func (rs Set) Path() string {
+	p := rs.base + "/" + url.PathEscape(rs.Repo.Name) + "/" + url.PathEscape(rs.Prefix)
+	if rs.Spec == store.AllSet {
 		return p + "/all"
 	}
-	return p + "/set/" + url.PathEscape(rs.set)
+	return p + "/set/" + url.PathEscape(rs.Spec)
 }
 
-func (rs resourceSet) capabilityList() string { return rs.path() + "/capabilitylist.xml" }
-func (rs resourceSet) about() string          { return rs.path() + "/about.html" }
-func (rs resourceSet) resourceList() string   { return rs.path() + "/resourcelist.xml" }
-func (rs resourceSet) changeListIndex() string {
-	return rs.path() + "/changelist.xml"
+func (rs Set) CapabilityList() string  { return rs.Path() + "/capabilitylist.xml" }
+func (rs Set) About() string           { return rs.Path() + "/about.html" }
+func (rs Set) ResourceList() string    { return rs.Path() + "/resourcelist.xml" }
+func (rs Set) ChangeListIndex() string { return rs.Path() + "/changelist.xml" }
+func (rs Set) ChangeList(id string) string {
+	return rs.Path() + "/changelist-" + id + ".xml"
 }
-func (rs resourceSet) changeList(id string) string { return rs.path() + "/changelist-" + id + ".xml" }
+func (rs Set) Topic() string        { return rs.Path() + "/changenotification.xml" }
+func (rs Set) ResourceDump() string { return rs.Path() + "/resourcedump.xml" }
+func (rs Set) ChangeDump() string   { return rs.Path() + "/changedump.xml" }
 
-// resourceListPage is the URL of page n of a Resource List Index: the key
+// DumpFile is the URL of a package or manifest copy (its file name).
+func (rs Set) DumpFile(file string) string { return rs.Path() + "/dump/" + filepath.Base(file) }
+
+// DumpDir is the set's directory below the dump directory.
+func (rs Set) DumpDir() string {
+	d := "all"
+	if rs.Spec != store.AllSet {
+		d = "set-" + rs.Spec // setSpecs are [A-Za-z0-9_.!~*'()-] and ':' (config and OAI-PMH)
+	}
+	return filepath.Join(rs.Repo.Name, rs.Prefix, d)
+}
+
+// ResourceListPage is the URL of page n of a Resource List Index: the key
 // range [start, end), with no start on the first page and no end on the last.
-func (rs resourceSet) resourceListPage(n int, start, end string) string {
-	return rangeURL(fmt.Sprintf("%s/resourcelist-%05d.xml", rs.path(), n), start, end)
+func (rs Set) ResourceListPage(n int, start, end string) string {
+	return rangeURL(fmt.Sprintf("%s/resourcelist-%05d.xml", rs.Path(), n), start, end)
+}
+
+// Resource is where rsbridge serves a record of the set's format.
+func (rs Set) Resource(id string) string { return ResourceURL(rs.base, rs.Repo.Name, rs.Prefix, id) }
+
+// ResourceIn is where rsbridge serves a record in another format.
+func (rs Set) ResourceIn(prefix, id string) string {
+	return ResourceURL(rs.base, rs.Repo.Name, prefix, id)
+}
+
+// SourceDescriptionURL is the Source Description's URL.
+func (s *Source) SourceDescriptionURL() string { return s.base + "/.well-known/resourcesync" }
+
+func (s *Source) sourceDescriptionPage(n int, start, end string) string {
+	return rangeURL(fmt.Sprintf("%s/sourcedescription-%05d.xml", s.base, n), start, end)
+}
+
+// Hub is the hub destinations subscribe at.
+func (s *Source) Hub() string { return HubURL(s.cfg) }
+
+// HubURL is a configuration's hub: notification.hub_url, or the embedded one.
+func HubURL(cfg *config.Config) string {
+	if cfg.Notification.HubURL != "" {
+		return cfg.Notification.HubURL
+	}
+	return strings.TrimRight(cfg.BaseURL, "/") + "/websub"
 }
 
 // rangeURL is the URL of an index page that lists the key range
@@ -180,35 +101,38 @@ func rangeURL(u, start, end string) string {
 	return u
 }
 
-// resourceURL is where rsbridge serves a record; identifiers are one escaped
+// ResourceURL is where rsbridge serves a record; identifiers are one escaped
 // path segment, so slashes, spaces and non-ASCII survive.
-func resourceURL(base, repo, prefix, id string) string {
-	return base + "/" + url.PathEscape(repo) + "/" + url.PathEscape(prefix) + "/resource/" + segment(id)
+func ResourceURL(base, repo, prefix, id string) string {
+	return base + "/" + url.PathEscape(repo) + "/" + url.PathEscape(prefix) + "/resource/" + Segment(id)
 }
 
-// segment escapes a value as one path segment. "." and ".." are dot segments
-// that clients and routers remove (RFC 3986 §5.2.4), so their dots are
-// percent-encoded; every other value is url.PathEscape's.
-func segment(v string) string {
+// Segment escapes a value as one path segment. "." and ".." are dot
+// segments that clients and routers remove (RFC 3986 §5.2.4), so their dots
+// are percent-encoded; every other value is url.PathEscape's.
+func Segment(v string) string {
 	if v == "." || v == ".." {
 		return strings.Repeat("%2E", len(v))
 	}
 	return url.PathEscape(v)
 }
 
-func (rs resourceSet) resource(id string) string {
-	return resourceURL(rs.base, rs.repo.Name, rs.prefix, id)
+// MapURL is a record's ORE resource map (Atom, ORE 1.0).
+func MapURL(base, repo, id string) string {
+	return base + "/" + url.PathEscape(repo) + "/map/" + Segment(id)
 }
 
-func (s *Server) sourceDescriptionURL() string { return s.base + "/.well-known/resourcesync" }
-
-func (rs resourceSet) resourceIn(prefix, id string) string {
-	return resourceURL(rs.base, rs.repo.Name, prefix, id)
+// Map02URL is the same map in the ORE 0.2 profile JAIRO Cloud reads.
+func Map02URL(base, repo, id string) string {
+	return base + "/" + url.PathEscape(repo) + "/map-0.2/" + Segment(id)
 }
 
-// getRecordURL returns a function building the upstream OAI-PMH GetRecord
+// AggregationURL is the ORE aggregation a record's metadata belongs to.
+func AggregationURL(base, repo, id string) string { return MapURL(base, repo, id) + "#aggregation" }
+
+// GetRecordURL returns a function building the upstream OAI-PMH GetRecord
 // request of a record in one format; the fixed part is built once per document.
-func getRecordURL(base, prefix string) func(id string) string {
+func GetRecordURL(base, prefix string) func(id string) string {
 	u, err := url.Parse(base)
 	if err != nil {
 		return func(string) string { return base }
@@ -219,4 +143,9 @@ func getRecordURL(base, prefix string) func(id string) string {
 	u.RawQuery = q.Encode()
 	head := u.String() + "&identifier="
 	return func(id string) string { return head + url.QueryEscape(id) }
+}
+
+// via is the upstream GetRecord URL builder of the set's format.
+func (s *Source) via(rs Set) func(string) string {
+	return GetRecordURL(s.cfg.PublicBaseURL(rs.Repo), rs.Prefix)
 }

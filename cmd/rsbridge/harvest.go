@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rsbridge/rsbridge/bridge"
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -42,12 +42,12 @@ func cmdHarvest(ctx context.Context, args []string, stderr io.Writer, reconcile 
 		}
 		repos = []config.Repository{r}
 	}
-	kind := bridge.KindHarvest
+	kind := harvest.KindHarvest
 	switch {
 	case reconcile:
-		kind = bridge.KindReconcile
+		kind = harvest.KindReconcile
 	case *full:
-		kind = bridge.KindFullHarvest
+		kind = harvest.KindFullHarvest
 	}
 	log, _ := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	db, err := openStore(cfg, log)
@@ -73,16 +73,16 @@ func localRuns(ctx context.Context, cfg *config.Config, db *store.DB, log *slog.
 	var errs []error
 	for _, r := range repos {
 		pp := newProgressPrinter(stderr, 2*time.Second)
-		h, err := bridge.NewHarvester(cfg, r, db, bridge.HarvesterOptions{Logger: log, Progress: pp.print})
+		h, err := harvest.New(cfg, r, db, harvest.Options{Logger: log, Observer: harvest.ProgressFunc(pp.print)})
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		var results []bridge.Result
-		if kind == bridge.KindReconcile {
-			results, err = h.Reconcile(ctx, bridge.ReconcileOptions{Force: force})
+		var results []harvest.Result
+		if kind == harvest.KindReconcile {
+			results, err = h.Reconcile(ctx, harvest.ReconcileOptions{Force: force})
 		} else {
-			results, err = h.Harvest(ctx, bridge.HarvestOptions{Full: kind == bridge.KindFullHarvest})
+			results, err = h.Harvest(ctx, harvest.HarvestOptions{Full: kind == harvest.KindFullHarvest})
 		}
 		for _, res := range results {
 			c := res.Counts
@@ -100,7 +100,7 @@ func localRuns(ctx context.Context, cfg *config.Config, db *store.DB, log *slog.
 			}
 		}
 		if ctx.Err() != nil {
-			if kind == bridge.KindReconcile {
+			if kind == harvest.KindReconcile {
 				return interruptedError{fmt.Sprintf("interrupted; %s: the next reconciliation starts a new pass", r.Name)}
 			}
 			return interruptedError{resumeMessage(db, r)}
@@ -145,7 +145,7 @@ func newProgressPrinter(w io.Writer, every time.Duration) *progressPrinter {
 	return &progressPrinter{w: w, every: every}
 }
 
-func (p *progressPrinter) print(pr bridge.Progress) {
+func (p *progressPrinter) print(pr harvest.Progress) {
 	now := time.Now()
 	if !pr.Done && now.Sub(p.last) < p.every {
 		return

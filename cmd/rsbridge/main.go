@@ -7,8 +7,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
-
-	"github.com/rsbridge/rsbridge/bridge"
 )
 
 func main() {
@@ -18,7 +16,7 @@ func main() {
 	// and RestartPreventExitStatus=2 keeps it from retrying a configuration
 	// a restart cannot fix.
 	debug.SetTraceback("crash")
-	bridge.RuntimeDefaults() // soft memory limit, GOMAXPROCS (unless set in the environment)
+	runtimeDefaults() // soft memory limit, GOMAXPROCS (unless set in the environment)
 	// SIGINT and SIGTERM stop the command cleanly; a second one kills it at
 	// once (the default action is back after the first).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

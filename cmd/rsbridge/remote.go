@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rsbridge/rsbridge/bridge"
+	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/config"
 )
 
@@ -133,12 +134,12 @@ func remoteRuns(ctx context.Context, c *adminClient, repos []config.Repository, 
 func remoteRun(ctx context.Context, c *adminClient, name, kind string, force bool, stderr io.Writer) error {
 	path := repoPath(name) + "/harvest"
 	switch {
-	case kind == bridge.KindReconcile:
+	case kind == harvest.KindReconcile:
 		path = repoPath(name) + "/reconcile"
 		if force {
 			path += "?force=1"
 		}
-	case kind == bridge.KindFullHarvest:
+	case kind == harvest.KindFullHarvest:
 		path += "?full=1"
 	}
 	// Start it, waiting for a run already going to end first.
@@ -229,7 +230,7 @@ func cancelRemote(c *adminClient, name, kind string) error {
 		}
 		sleepCtx(ctx, 200*time.Millisecond)
 	}
-	if kind == bridge.KindReconcile {
+	if kind == harvest.KindReconcile {
 		return interruptedError{fmt.Sprintf("interrupted; the server stopped the reconciliation; %s: the next one starts a new pass", name)}
 	}
 	var where []string

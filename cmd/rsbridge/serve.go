@@ -19,6 +19,10 @@ import (
 	"time"
 
 	"github.com/rsbridge/rsbridge/bridge"
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/notify"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
@@ -27,7 +31,7 @@ func storeOptions(cfg *config.Config, log *slog.Logger) store.Options {
 	return store.Options{
 		Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), SyncInterval: cfg.Store.SyncInterval, GCInterval: cfg.Store.GCInterval, Logger: log,
 		ChangeListLimit: cfg.ResourceSync.PageLimit, ChangeListPeriod: cfg.ResourceSync.ChangeListPeriod,
-		ChangeListBytes: bridge.ChangeListBytes, ChangeEntryBytes: bridge.ChangeEntryBound(cfg),
+		ChangeListBytes: source.ChangeListBytes, ChangeEntryBytes: source.ChangeEntryBound(cfg),
 		MinFree: uint64(cfg.Store.MinFree),
 	}
 }
@@ -160,38 +164,16 @@ func serve(ctx context.Context, cfg *config.Config, cfgPath string, stdout, stde
 		cfg.BaseURL = u.String()
 	}
 
-	metrics := bridge.NewMetrics()
-	dumper := bridge.NewDumper(cfg, db, bridge.DumperOptions{Logger: log})
-	var notifier *bridge.Notifier
-	if cfg.Notification.On() {
-		if notifier, err = bridge.NewNotifier(cfg, db, bridge.NotifierOptions{Logger: log}); err != nil {
-			return err
-		}
-	}
-	changed := func(string, string) {
-		dumper.Changed()
-		if notifier != nil {
-			notifier.Changed()
-		}
-	}
-	pacer := bridge.NewPacer(cfg.Server.HarvestShare)
-	sched, err := bridge.NewScheduler(cfg, db, bridge.HarvesterOptions{Logger: log, Changed: changed, Metrics: metrics, Pacer: pacer})
+	svc, err := assemble(cfg, db, log)
 	if err != nil {
 		return err
 	}
-	srv, err := bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, CacheDir: filepath.Join(cfg.DataDir, "cache"),
-		Scheduler: sched, Dumper: dumper, Notifier: notifier, Metrics: metrics, Pacer: pacer})
-	if err != nil {
-		return err
-	}
-	metrics.Watch(cfg, db, sched, notifier)
-
-	servers := []*http.Server{newHTTPServer(srv.Handler(), 5*time.Minute)}
+	servers := []*http.Server{newHTTPServer(svc.srv.Handler(), 5*time.Minute)}
 	listeners := []net.Listener{ln}
 	if adminLn != nil {
 		// A backup streams for as long as it takes (each write pushes the
 		// idle deadline back).
-		servers = append(servers, newHTTPServer(srv.AdminHandler(), 0))
+		servers = append(servers, newHTTPServer(svc.srv.AdminHandler(), 0))
 		listeners = append(listeners, adminLn)
 	}
 	if debugLn != nil {
@@ -202,22 +184,10 @@ func serve(ctx context.Context, cfg *config.Config, cfgPath string, stdout, stde
 	for i, hs := range servers {
 		go func() { errc <- hs.Serve(listeners[i]) }()
 	}
-	sched.Start()
+	svc.sched.Start()
 	bgCtx, stopBackground := context.WithCancel(context.Background())
-	var background sync.WaitGroup
-	background.Go(func() { dumper.Run(bgCtx) })
-	if notifier != nil {
-		background.Go(func() { notifier.Run(bgCtx) })
-	}
-	fmt.Fprintf(stdout, "rsbridge %s listening on http://%s\nSource Description: %s/.well-known/resourcesync\n", bridge.Version, ln.Addr(), cfg.BaseURL)
-	if adminLn != nil {
-		fmt.Fprintf(stdout, "admin API, /metrics and health checks on http://%s\n", adminLn.Addr())
-	}
-	if debugLn != nil {
-		fmt.Fprintf(stdout, "pprof on http://%s/debug/pprof/\n", debugLn.Addr())
-	}
-	log.Info("serving", "listen", ln.Addr().String(), "base_url", cfg.BaseURL, "repositories", len(cfg.Repositories),
-		"admin_api", cfg.Admin.Enabled(), "notification", cfg.Notification.On())
+	background := svc.runBackground(bgCtx)
+	announce(stdout, log, cfg, ln, adminLn, debugLn)
 
 	var serveErr error
 loop:
@@ -232,7 +202,7 @@ loop:
 		}
 	}
 	log.Info("shutting down: finishing requests, stopping runs after their last committed page")
-	srv.Drain()
+	svc.srv.Drain()
 	// A dump build in progress stops and leaves no listed file behind; the
 	// hub keeps what it has not delivered for the next start.
 	stopBackground()
@@ -245,7 +215,7 @@ loop:
 			hs.Close()
 		}
 	}
-	if err := sched.Stop(shut); err != nil {
+	if err := svc.sched.Stop(shut); err != nil {
 		log.Warn("scheduler shutdown", "err", err)
 	}
 	background.Wait()
@@ -254,6 +224,67 @@ loop:
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// service is rsbridge's running parts over one store: the source model
+// they share, the harvests, the dumps, the notifications and the HTTP face.
+type service struct {
+	sched    *harvest.Scheduler
+	dumper   *dumps.Dumper
+	notifier *notify.Notifier // nil with notification off
+	srv      *bridge.Server
+}
+
+// assemble builds the service. Harvests announce their commits to the
+// metrics, the dumper and the notifier through one observer.
+func assemble(cfg *config.Config, db *store.DB, log *slog.Logger) (*service, error) {
+	src := source.New(cfg, db)
+	metrics := bridge.NewMetrics()
+	svc := &service{dumper: dumps.New(src, db, dumps.Options{Logger: log})}
+	obs := harvest.Observers{metrics, harvest.OnChange(svc.dumper)}
+	if cfg.Notification.On() {
+		var err error
+		if svc.notifier, err = notify.New(src, db, notify.Options{Logger: log}); err != nil {
+			return nil, err
+		}
+		obs = append(obs, harvest.OnChange(svc.notifier))
+	}
+	pacer := harvest.NewPacer(cfg.Server.HarvestShare)
+	var err error
+	if svc.sched, err = harvest.NewScheduler(cfg, db, harvest.Options{Logger: log, Observer: obs, Pacer: pacer}); err != nil {
+		return nil, err
+	}
+	svc.srv, err = bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, Source: src, CacheDir: filepath.Join(cfg.DataDir, "cache"),
+		Scheduler: svc.sched, Dumper: svc.dumper, Notifier: svc.notifier, Metrics: metrics, Pacer: pacer})
+	if err != nil {
+		return nil, err
+	}
+	metrics.Watch(cfg, db, svc.sched, svc.notifier)
+	return svc, nil
+}
+
+// runBackground starts the dumper and the notifier; the WaitGroup ends when
+// both returned after ctx ended.
+func (svc *service) runBackground(ctx context.Context) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	wg.Go(func() { svc.dumper.Run(ctx) })
+	if svc.notifier != nil {
+		wg.Go(func() { svc.notifier.Run(ctx) })
+	}
+	return &wg
+}
+
+// announce says where rsbridge listens, on stdout and in the log.
+func announce(stdout io.Writer, log *slog.Logger, cfg *config.Config, ln, adminLn, debugLn net.Listener) {
+	fmt.Fprintf(stdout, "rsbridge %s listening on http://%s\nSource Description: %s/.well-known/resourcesync\n", bridge.Version, ln.Addr(), cfg.BaseURL)
+	if adminLn != nil {
+		fmt.Fprintf(stdout, "admin API, /metrics and health checks on http://%s\n", adminLn.Addr())
+	}
+	if debugLn != nil {
+		fmt.Fprintf(stdout, "pprof on http://%s/debug/pprof/\n", debugLn.Addr())
+	}
+	log.Info("serving", "listen", ln.Addr().String(), "base_url", cfg.BaseURL, "repositories", len(cfg.Repositories),
+		"admin_api", cfg.Admin.Enabled(), "notification", cfg.Notification.On())
 }
 
 func newHTTPServer(h http.Handler, writeTimeout time.Duration) *http.Server {
