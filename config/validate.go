@@ -48,8 +48,27 @@ func (c *Config) Validate() error {
 	return toError(c.validate())
 }
 
+// validate checks the configuration section by section, in the order its
+// problems have always been reported in (Validate keeps that order; only
+// ParseAndValidate sorts them by line).
 func (c *Config) validate() []problem {
 	var p problems
+	p.service(c)
+	p.dumps(c.ResourceSync)
+	p.notification(c.Notification)
+	p.server(c.Server)
+	p.storage(c.Store)
+	p.pages(c.ResourceSync)
+	p.harvest("defaults", c.Defaults)
+	p.backoff("defaults", c.Defaults, c.Resolved(Repository{}))
+	p.repositories(c)
+	return p
+}
+
+// service checks the settings of the service as a whole: where it listens
+// and is reached, its data directory, contact, logging, the admin and debug
+// endpoints, robots and the store's GC interval.
+func (p *problems) service(c *Config) {
 	listenOK := p.listen(c.Listen)
 	if listenOK || c.BaseURL != defaultBaseURL(c.Listen) {
 		p.publicURL("base_url", c.BaseURL)
@@ -65,16 +84,7 @@ func (c *Config) validate() []problem {
 	default:
 		p.addf("log_format", "must be text or json (got %q)", c.LogFormat)
 	}
-	a := c.Admin
-	switch {
-	case a.Token != "" && a.TokenFile != "":
-		p.addf("admin.token", "give token or token_file, not both")
-	case a.Token != "" && len(a.Token) < minTokenLen:
-		p.addf("admin.token", "must be at least %d characters", minTokenLen)
-	}
-	if a.Listen != "" {
-		p.hostPort("admin.listen", a.Listen)
-	}
+	p.admin(c.Admin)
 	if c.Debug.Listen != "" {
 		p.hostPort("debug.listen", c.Debug.Listen)
 	}
@@ -91,7 +101,23 @@ func (c *Config) validate() []problem {
 	if c.Store.GCInterval < minGCInterval {
 		p.addf("store.gc_interval", "must be >= %s (got %s)", fmtDuration(minGCInterval), fmtDuration(c.Store.GCInterval))
 	}
-	rs := c.ResourceSync
+}
+
+// admin checks the administration API's token and listen address.
+func (p *problems) admin(a Admin) {
+	switch {
+	case a.Token != "" && a.TokenFile != "":
+		p.addf("admin.token", "give token or token_file, not both")
+	case a.Token != "" && len(a.Token) < minTokenLen:
+		p.addf("admin.token", "must be at least %d characters", minTokenLen)
+	}
+	if a.Listen != "" {
+		p.hostPort("admin.listen", a.Listen)
+	}
+}
+
+// dumps checks the retention and dump settings of the resourcesync section.
+func (p *problems) dumps(rs ResourceSync) {
 	if rs.Retention != 0 && rs.Retention < rs.ChangeListPeriod {
 		p.addf("resourcesync.retention", "must be 0 (keep forever) or at least changelist_period %s (got %s)", fmtDuration(rs.ChangeListPeriod), fmtDuration(rs.Retention))
 		p.about("resourcesync.retention", "resourcesync.changelist_period")
@@ -110,7 +136,10 @@ func (c *Config) validate() []problem {
 	if rs.DumpGrace < 0 {
 		p.addf("resourcesync.dump_grace", "must be >= 0 (got %s)", fmtDuration(rs.DumpGrace))
 	}
-	n := c.Notification
+}
+
+// notification checks the notification section (WebSub).
+func (p *problems) notification(n Notification) {
 	if n.HubURL != "" {
 		p.publicURL("notification.hub_url", n.HubURL)
 	}
@@ -132,32 +161,49 @@ func (c *Config) validate() []problem {
 	if n.Timeout < time.Second {
 		p.addf("notification.timeout", "must be >= 1s (got %s)", fmtDuration(n.Timeout))
 	}
-	if c.Server.HarvestShare < 10 || c.Server.HarvestShare > 100 {
-		p.addf("server.harvest_share", "must be a percentage from 10 to 100 (got %d)", c.Server.HarvestShare)
+}
+
+// server checks the server section's bounds (its robots setting is checked
+// with the service's).
+func (p *problems) server(s Server) {
+	if s.HarvestShare < 10 || s.HarvestShare > 100 {
+		p.addf("server.harvest_share", "must be a percentage from 10 to 100 (got %d)", s.HarvestShare)
 	}
-	if c.Server.MaxStreams < 1 {
-		p.addf("server.max_streams", "must be >= 1 (got %d)", c.Server.MaxStreams)
+	if s.MaxStreams < 1 {
+		p.addf("server.max_streams", "must be >= 1 (got %d)", s.MaxStreams)
 	}
-	if c.Server.CacheBytes < 0 {
-		p.addf("server.cache_bytes", "must be >= 0 (got %d)", c.Server.CacheBytes)
+	if s.CacheBytes < 0 {
+		p.addf("server.cache_bytes", "must be >= 0 (got %d)", s.CacheBytes)
 	}
-	if c.Server.WriteIdle < time.Second {
-		p.addf("server.write_idle", "must be >= 1s (got %s)", fmtDuration(c.Server.WriteIdle))
+	if s.WriteIdle < time.Second {
+		p.addf("server.write_idle", "must be >= 1s (got %s)", fmtDuration(s.WriteIdle))
 	}
-	if c.Store.SyncInterval < 0 {
-		p.addf("store.sync_interval", "must be >= 0 (got %s)", fmtDuration(c.Store.SyncInterval))
+}
+
+// storage checks the store section's sync interval and free-space floor
+// (its GC interval is checked with the service's).
+func (p *problems) storage(s Store) {
+	if s.SyncInterval < 0 {
+		p.addf("store.sync_interval", "must be >= 0 (got %s)", fmtDuration(s.SyncInterval))
 	}
-	if c.Store.MinFree < 0 || c.Store.MinFree > 0 && c.Store.MinFree < MinFreeFloor {
-		p.addf("store.min_free", "must be 0 (the default: 5 %% of the file system, 256 MiB to 1 GiB) or at least %d bytes (64 MiB: room for a memtable flush and a compaction; less risks SIGBUS on a full disk) (got %d)", MinFreeFloor, c.Store.MinFree)
+	if s.MinFree < 0 || s.MinFree > 0 && s.MinFree < MinFreeFloor {
+		p.addf("store.min_free", "must be 0 (the default: 5 %% of the file system, 256 MiB to 1 GiB) or at least %d bytes (64 MiB: room for a memtable flush and a compaction; less risks SIGBUS on a full disk) (got %d)", MinFreeFloor, s.MinFree)
 	}
-	if n := c.ResourceSync.PageLimit; n < 1 || n > DefaultPageLimit {
+}
+
+// pages checks the resourcesync section's page limit and change list period.
+func (p *problems) pages(rs ResourceSync) {
+	if n := rs.PageLimit; n < 1 || n > DefaultPageLimit {
 		p.addf("resourcesync.page_limit", "must be between 1 and %d (got %d)", DefaultPageLimit, n)
 	}
-	if d := c.ResourceSync.ChangeListPeriod; d < minChangePeriod {
+	if d := rs.ChangeListPeriod; d < minChangePeriod {
 		p.addf("resourcesync.changelist_period", "must be >= %s (got %s)", fmtDuration(minChangePeriod), fmtDuration(d))
 	}
-	p.harvest("defaults", c.Defaults)
-	p.backoff("defaults", c.Defaults, c.Resolved(Repository{}))
+}
+
+// repositories checks every repository, that their names are unique, and
+// each one's backoff settings as resolved against the defaults.
+func (p *problems) repositories(c *Config) {
 	if len(c.Repositories) == 0 {
 		p.addf("repositories", "at least one repository is required")
 	}
@@ -175,7 +221,6 @@ func (c *Config) validate() []problem {
 		}
 		p.backoff(path, r.Harvest, c.Resolved(r))
 	}
-	return p
 }
 
 func (p *problems) hostPort(path, s string) {

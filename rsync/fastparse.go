@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // parseFast parses the XML that sitemaps are written in, in memory, without
@@ -74,15 +76,45 @@ type fastAttr struct {
 const xmlNS = "http://www.w3.org/XML/1998/namespace"
 
 // byteClasses has a class for every byte value: 'n' a name byte
-// (encoding/xml's isNameByte), 's' white space (' ', '\t', '\n'), '<', '&',
-// ']', 'u' for the bytes of UTF-8 sequences (>= 0x80), 'x' for the bytes
-// parseFast leaves to encoding/xml (other control bytes and '\r'), 'p' for the
-// rest. TestByteClasses checks it.
-const byteClasses = "" +
-	"xxxxxxxxxssxxxxxxxxxxxxxxxxxxxxxsppppp&ppppppnnpnnnnnnnnnnnp<ppp" +
-	"pnnnnnnnnnnnnnnnnnnnnnnnnnnpp]pnpnnnnnnnnnnnnnnnnnnnnnnnnnnppppp" +
-	"uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu" +
-	"uuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuuu"
+// (xmltext.IsNameChar, as encoding/xml's isNameByte has it for ASCII), 's'
+// white space (xmltext.IsSpace but for '\r'), '<', '&', ']', 'u' for the
+// bytes of UTF-8 sequences (>= 0x80), 'x' for the bytes parseFast leaves to
+// encoding/xml (other control bytes and '\r', which it would have to
+// normalise), 'p' for the rest. The loops look bytes up here rather than call
+// xmltext per byte; TestByteClasses spells the classes out.
+var byteClasses = classes()
+
+// nameStart marks the ASCII bytes that may start a name
+// (xmltext.IsNameStart); parseFast leaves a name that starts with any other
+// byte to encoding/xml.
+var nameStart = nameStarts()
+
+func classes() (t [256]byte) {
+	for c := range len(t) {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = cUTF8
+		case c == '\r' || !xmltext.IsChar(rune(c)):
+			t[c] = cBad
+		case xmltext.IsSpace(byte(c)):
+			t[c] = cSpace
+		case c == '<' || c == '&' || c == ']':
+			t[c] = byte(c)
+		case xmltext.IsNameChar(rune(c)):
+			t[c] = cName
+		default:
+			t[c] = 'p'
+		}
+	}
+	return t
+}
+
+func nameStarts() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = xmltext.IsNameStart(rune(c))
+	}
+	return t
+}
 
 const (
 	cName    = 'n'
@@ -99,7 +131,7 @@ const (
 // and attribute values), or 0.
 func char(b []byte, i int) int {
 	r, n := utf8.DecodeRune(b[i:])
-	if r == utf8.RuneError && n == 1 || r > 0xD7FF && r < 0xE000 || r == 0xFFFE || r == 0xFFFF {
+	if r == utf8.RuneError && n == 1 || !xmltext.IsChar(r) {
 		return 0
 	}
 	return n
@@ -117,7 +149,8 @@ func (f *fastParser) parse() (*Document, bool, error) {
 			}
 			text := b[i:j]
 			if len(f.open) == 0 {
-				if !allSpace(text) {
+				// No CR: scanText gives up on it.
+				if !xmltext.AllSpace(text) {
 					return nil, false, nil
 				}
 			} else {
@@ -188,15 +221,6 @@ func (f *fastParser) scanText(i int) (end int, amp, ok bool) {
 	return i, amp, true
 }
 
-func allSpace(b []byte) bool {
-	for _, c := range b {
-		if byteClasses[c] != cSpace {
-			return false
-		}
-	}
-	return true
-}
-
 // decode replaces the predefined entities in text, into f.buf; not ok on any
 // other reference.
 func (f *fastParser) decode(text []byte) ([]byte, bool) {
@@ -242,7 +266,7 @@ func (f *fastParser) name(i int) (prefix, local []byte, end int, ok bool) {
 	if i >= len(b) {
 		return nil, nil, 0, false
 	}
-	if c := b[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || c == '_' || c == ':') {
+	if !nameStart[b[i]] {
 		return nil, nil, 0, false
 	}
 	start, colon := i, -1
@@ -270,155 +294,6 @@ func (f *fastParser) space(i int) int {
 		i++
 	}
 	return i
-}
-
-// startTag reads a start tag whose name is at i, and gives its element to
-// the builder (an empty element's end too).
-func (f *fastParser) startTag(i int) (int, bool, error) {
-	b := f.b
-	nameStart := i
-	prefix, local, i, ok := f.name(i)
-	if !ok {
-		return 0, false, nil
-	}
-	raw := b[nameStart:i]
-	f.attrs = f.attrs[:0]
-	empty := false
-	for {
-		j := f.space(i)
-		if j >= len(b) {
-			return 0, false, nil
-		}
-		if b[j] == '/' {
-			if j+1 >= len(b) || b[j+1] != '>' {
-				return 0, false, nil
-			}
-			i, empty = j+2, true
-			break
-		}
-		if b[j] == '>' {
-			i = j + 1
-			break
-		}
-		if j == i { // no white space before the attribute
-			return 0, false, nil
-		}
-		var a fastAttr
-		if a.prefix, a.local, i, ok = f.name(j); !ok {
-			return 0, false, nil
-		}
-		if i = f.space(i); i >= len(b) || b[i] != '=' {
-			return 0, false, nil
-		}
-		if i = f.space(i + 1); i >= len(b) || b[i] != '"' && b[i] != '\'' {
-			return 0, false, nil
-		}
-		quote := b[i]
-		k := i + 1
-		for ; k < len(b) && b[k] != quote; k++ {
-			switch byteClasses[b[k]] {
-			case cLT, cBad:
-				return 0, false, nil
-			case cAmp:
-				a.amp = true
-			case cUTF8:
-				n := char(b, k)
-				if n == 0 {
-					return 0, false, nil
-				}
-				k += n - 1
-			}
-		}
-		if k >= len(b) {
-			return 0, false, nil
-		}
-		a.value, i = b[i+1:k], k+1
-		f.attrs = append(f.attrs, a)
-	}
-
-	// Declarations first: they apply to the element's own name.
-	nsBefore := len(f.ns)
-	for _, a := range f.attrs {
-		var prefix string
-		switch {
-		case string(a.prefix) == "xmlns":
-			if string(a.local) == "xml" || string(a.local) == "xmlns" || len(a.value) == 0 {
-				return 0, false, nil
-			}
-			prefix = string(a.local)
-		case a.prefix == nil && string(a.local) == "xmlns":
-		default:
-			continue
-		}
-		v, ok := f.value(a)
-		if !ok {
-			return 0, false, nil
-		}
-		f.ns = append(f.ns, nsBinding{prefix, string(v)})
-	}
-	if len(f.ns) > maxBindings {
-		return 0, false, nil
-	}
-	space := f.lookup(prefix)
-	f.open = append(f.open, openElem{name: raw, ns: nsBefore})
-
-	var attrs []xml.Attr
-	name := internName(local)
-	if space == RSNS && (name == "md" || name == "ln") {
-		// Only attributes without a prefix count (parseMD, parseLink): they
-		// are in no namespace, as encoding/xml has them.
-		attrs = f.xattrs[:0]
-		for _, a := range f.attrs {
-			if a.prefix != nil {
-				continue
-			}
-			v, ok := f.value(a)
-			if !ok {
-				return 0, false, nil
-			}
-			attrs = append(attrs, xml.Attr{Name: xml.Name{Local: internName(a.local)}, Value: string(v)})
-		}
-		f.xattrs = attrs
-	} else {
-		// encoding/xml checks every value's references.
-		for _, a := range f.attrs {
-			if _, ok := f.value(a); !ok {
-				return 0, false, nil
-			}
-		}
-	}
-	if err := f.p.start(space, name, attrs); err != nil {
-		return 0, true, err
-	}
-	if empty {
-		return f.close(i, name)
-	}
-	return i, true, nil
-}
-
-// value is an attribute's value with references decoded.
-func (f *fastParser) value(a fastAttr) ([]byte, bool) {
-	if !a.amp {
-		return a.value, true
-	}
-	return f.decode(a.value)
-}
-
-// lookup is the namespace an element prefix stands for, as encoding/xml's
-// translate has it.
-func (f *fastParser) lookup(prefix []byte) string {
-	switch string(prefix) {
-	case "xmlns":
-		return "xmlns"
-	case "xml":
-		return xmlNS
-	}
-	for k := len(f.ns) - 1; k >= 0; k-- {
-		if f.ns[k].prefix == string(prefix) {
-			return f.ns[k].url
-		}
-	}
-	return string(prefix)
 }
 
 // endTag reads an end tag whose name is at i.

@@ -29,6 +29,10 @@ func TestByteClasses(t *testing.T) {
 		if byteClasses[c] != want {
 			t.Errorf("byte %#x: class %q, want %q", c, byteClasses[c], want)
 		}
+		start := 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || c == '_' || c == ':'
+		if nameStart[c] != start {
+			t.Errorf("byte %#x: nameStart %v, want %v", c, nameStart[c], start)
+		}
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // Namespaces.
@@ -142,15 +145,12 @@ func EntrySize(e Entry) int64 {
 	return c.n
 }
 
-// EscapedLen is the length of s escaped as an attribute value.
+// EscapedLen is the length of s escaped as an attribute value, which is also
+// an upper bound of its length escaped as text (<loc>): an attribute value
+// escapes every byte text escapes, the same way, and '"', TAB and LF
+// besides (xmltext's rule).
 func EscapedLen(s string) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		if special[s[i]] != 0 {
-			n += len(replacement[s[i]]) - 1
-		}
-	}
-	return n
+	return xmltext.EscapedLen(s, true)
 }
 
 // NewURLSet starts a <urlset> with the root links and rs:md.
@@ -207,7 +207,7 @@ func (w *Writer) entry(e Entry) {
 	w.str("  <")
 	w.str(w.item)
 	w.str("><loc>")
-	escapeText(w, e.Loc)
+	w.escape(e.Loc, false)
 	w.str("</loc>")
 	if !e.LastMod.IsZero() {
 		w.str("<lastmod>")
@@ -252,7 +252,7 @@ func (w *Writer) attr(name, v string) {
 		return
 	}
 	w.attrStart(name)
-	escapeAttr(w, v)
+	w.escape(v, true)
 	w.str(`"`)
 }
 
@@ -315,27 +315,59 @@ func (w *Writer) link(l Link) {
 	w.str("/>")
 }
 
-func escapeText(w *Writer, s string) { escape(w, s, false) }
-func escapeAttr(w *Writer, s string) { escape(w, s, true) }
-
-// special marks bytes that need escaping: 1 in text and attributes, 2 in
-// attributes only.
-var special = [256]uint8{'&': 1, '<': 1, '>': 1, '\'': 1, '"': 2, '\t': 2, '\n': 2, '\r': 2}
-
-var replacement = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '\'': "&apos;", '"': "&quot;", '\t': "&#x9;", '\n': "&#xA;", '\r': "&#xD;"}
-
-func escape(w *Writer, s string, attr bool) {
-	last := 0
-	for i := 0; i < len(s); i++ {
-		c := special[s[i]]
-		if c == 0 || (c == 2 && !attr) {
-			continue
-		}
-		w.str(s[last:i])
-		w.str(replacement[s[i]])
-		last = i + 1
+// escape writes s as character data (attr false) or as an attribute value
+// delimited by '"' (attr true), by xmltext's rule: '&', '<', '>', the
+// apostrophe and CR always, '"', TAB and LF in attribute values, and U+FFFD
+// for what XML cannot carry.
+//
+// Most values (URLs, hashes, media types) are ASCII with few bytes or none
+// to escape: runs of bytes xmltext leaves alone are written at once, after a
+// scan as tight as a loop can be, and an ASCII byte it escapes is replaced
+// as it replaces it. From the first byte that is not ASCII, xmltext escapes
+// the rest, checking it as UTF-8.
+func (w *Writer) escape(s string, attr bool) {
+	t := &asciiEscapes[0]
+	if attr {
+		t = &asciiEscapes[1]
 	}
-	w.str(s[last:])
+	for w.err == nil {
+		i := 0
+		for i < len(s) && t[s[i]] == "" {
+			i++
+		}
+		if i == len(s) {
+			_, w.err = w.bw.WriteString(s)
+			return
+		}
+		if _, w.err = w.bw.WriteString(s[:i]); w.err != nil {
+			return
+		}
+		if s[i] >= utf8.RuneSelf {
+			w.err = xmltext.Escape(w.bw, s[i:], attr)
+			return
+		}
+		_, w.err = w.bw.WriteString(t[s[i]])
+		s = s[i+1:]
+	}
+}
+
+// asciiEscapes holds, in text ([0]) and in attribute values ([1]), what
+// xmltext writes for each ASCII byte it escapes, and a placeholder (".") for
+// every byte from 0x80, which escape leaves to xmltext; "" for the rest.
+var asciiEscapes = escapeTables()
+
+func escapeTables() (t [2][256]string) {
+	for k, attr := range []bool{false, true} {
+		for c := range utf8.RuneSelf {
+			if s, e := string(rune(c)), string(xmltext.Append(nil, string(rune(c)), attr)); e != s {
+				t[k][c] = e
+			}
+		}
+		for c := utf8.RuneSelf; c < len(t[k]); c++ {
+			t[k][c] = "."
+		}
+	}
+	return t
 }
 
 // appendTime appends t as a W3C datetime in UTC with a Z and only the

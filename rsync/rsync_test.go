@@ -1,10 +1,12 @@
 package rsync
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -255,4 +260,102 @@ func TestWriterByteLimit(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) || w.Size() > MaxBytes+EntrySize(e) {
 		t.Fatalf("after %d bytes: %v", w.Size(), err)
 	}
+}
+
+// TestWriterReplacesWhatXMLCannotCarry: a <loc> and an attribute with
+// characters XML cannot carry (a C0 control, U+FFFE, a byte that is not
+// UTF-8) come out as U+FFFD, CR as &#xD; (text too), and TAB and LF in an
+// attribute as references; the document parses and gives the values back
+// with U+FFFD in place.
+func TestWriterReplacesWhatXMLCannotCarry(t *testing.T) {
+	const in = "http://x.test/a\x01b\ufffec\xffd\re\tf\ng&'<>\"h\x7f\u00e9"
+	const back = "http://x.test/a\ufffdb\ufffdc\ufffdd\re\tf\ng&'<>\"h\x7f\u00e9"
+	const text = "<loc>http://x.test/a\ufffdb\ufffdc\ufffdd&#xD;e\tf\ng&amp;&apos;&lt;&gt;\"h\x7f\u00e9</loc>"
+	const attr = ` href="http://x.test/a` + "\ufffdb\ufffdc\ufffdd&#xD;e&#x9;f&#xA;g&amp;&apos;&lt;&gt;&quot;h\x7f\u00e9" + `"`
+	e := Entry{Loc: in, MD: &MD{Type: "text/plain\x00", Path: "/p\x1f"}, Links: []Link{{Rel: "via", Href: in}}}
+	var buf bytes.Buffer
+	w := NewURLSet(&buf, MD{Capability: ResourceList})
+	before := w.Size()
+	if err := w.Write(e); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Size() - before; got != EntrySize(e) {
+		t.Errorf("EntrySize %d, Write wrote %d", EntrySize(e), got)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, text) || !strings.Contains(out, attr) {
+		t.Errorf("want %q and %q in\n%q", text, attr, out)
+	}
+	if !utf8.ValidString(out) || strings.ContainsAny(out, "\x00\x01\x1f\r\ufffe") {
+		t.Errorf("characters XML cannot carry (or a raw CR) written:\n%q", out)
+	}
+	if n := EscapedLen(in); n < len(text)-len("<loc></loc>") || n != len(attr)-len(` href=""`) {
+		t.Errorf("EscapedLen %d: not the attribute's length %d, or below the text's %d", n, len(attr)-len(` href=""`), len(text)-len("<loc></loc>"))
+	}
+	for name, parse := range map[string]func(io.Reader) (*Document, error){"Parse": Parse, "encoding/xml": parseXML} {
+		d, err := parse(strings.NewReader(out))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(d.Entries) != 1 || d.Entries[0].Loc != back || len(d.Entries[0].Links) != 1 || d.Entries[0].Links[0].Href != back ||
+			d.Entries[0].MD.Type != "text/plain\ufffd" || d.Entries[0].MD.Path != "/p\ufffd" {
+			t.Errorf("%s: %+v", name, d.Entries)
+		}
+	}
+}
+
+// TestWriterEscapesAcrossBuffer: values that need escaping from various
+// offsets, short and longer than the writer's buffer, written at every offset
+// in it, come out as xmltext escapes them.
+func TestWriterEscapesAcrossBuffer(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewURLSet(&buf, MD{Capability: ResourceList})
+	var want []byte
+	for i := range 400 {
+		s := "http://x.test/" + strings.Repeat("a\"&\x01\u00e9", i*7) + strings.Repeat("b", i)
+		if err := w.Write(Entry{Loc: s, Links: []Link{{Rel: "r", Href: s}}}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, "  <url><loc>"...)
+		want = xmltext.Append(want, s, false)
+		want = append(want, `</loc><rs:ln rel="r" href="`...)
+		want = xmltext.Append(want, s, true)
+		want = append(want, "\"/></url>\n"...)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "</urlset>\n"...)
+	got := buf.Bytes()
+	got = got[bytes.Index(got, []byte("  <url>")):]
+	want = want[bytes.Index(want, []byte("  <url>")):]
+	if !bytes.Equal(got, want) {
+		t.Errorf("written entries differ from xmltext's escaping")
+	}
+}
+
+// FuzzWriterEscape: the writer escapes any string, in text and in attribute
+// values, exactly as xmltext does, its buffer small or not.
+func FuzzWriterEscape(f *testing.F) {
+	for _, s := range []string{"", "http://a/b?x=1&y=2", "a\x01b\ufffec\xffd\re\tf\ng&'<>\"h\x7f\u00e9", "\xe6\x97", "日本&", "\xed\xa0\x80<"} {
+		f.Add(s, false, 7)
+		f.Add(s, true, 4096)
+	}
+	f.Fuzz(func(t *testing.T, s string, attr bool, size int) {
+		var b bytes.Buffer
+		w := &Writer{bw: bufio.NewWriterSize(&b, 16+size&0xfff)}
+		w.escape(s, attr)
+		w.escape(s, attr) // from another offset in the buffer
+		if err := w.bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		want := xmltext.Append(nil, s, attr)
+		want = xmltext.Append(want, s, attr)
+		if !bytes.Equal(b.Bytes(), want) {
+			t.Fatalf("%q (attr %v): %q, want %q", s, attr, b.Bytes(), want)
+		}
+	})
 }

@@ -63,7 +63,7 @@ func QName(space, local string) string {
 // TAB, LF and CR, U+FFFE, U+FFFF and bytes that are not UTF-8.
 const Replacement = "\uFFFD"
 
-// The escapes: '&', '<', '>' and '\” always, and CR (which a parser would
+// The escapes: '&', '<', '>' and the apostrophe always, and CR (which a parser would
 // turn into LF); in attribute values, delimited by '"', also '"', TAB and LF,
 // which attribute-value normalisation would turn into spaces.
 // special is 1 for an ASCII byte escaped everywhere, 2 for one escaped in
