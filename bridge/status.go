@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
 
@@ -113,6 +114,30 @@ func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 		}
 		return msg
 	}
+	s.backgroundStatus(st, hide)
+	sets := map[string]int{}
+	for _, repo := range s.cfg().Repositories {
+		specs, err := s.src.Published(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		sets[repo.Name] = len(specs) + 1
+	}
+	err := s.db.View(ctx, func(snap *store.Snap) error {
+		for _, repo := range s.cfg().Repositories {
+			rr, err := s.repoStatus(snap, repo, sets[repo.Name], now, hide)
+			if err != nil {
+				return err
+			}
+			st.Repositories = append(st.Repositories, rr)
+		}
+		return nil
+	})
+	return st, err
+}
+
+// backgroundStatus reports the disk, the dumper and the notifier.
+func (s *Server) backgroundStatus(st *Status, hide func(string) string) {
 	st.Disk.StoreBytes = s.storeBytes()
 	if free, reserve, err := s.db.Space(); err == nil {
 		st.Disk.FreeBytes, st.Disk.ReserveBytes = free, reserve
@@ -140,63 +165,62 @@ func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
 		}
 		st.Notification = n
 	}
-	sets := map[string]int{}
-	for _, repo := range s.cfg().Repositories {
-		specs, err := s.src.Published(ctx, repo)
-		if err != nil {
-			return nil, err
+}
+
+// repoStatus reports one repository: what it is, its runs, each format.
+func (s *Server) repoStatus(snap *store.Snap, repo config.Repository, sets int, now time.Time, hide func(string) string) (RepoReport, error) {
+	info, err := snap.RepoInfo(repo.Name)
+	if err != nil {
+		return RepoReport{}, err
+	}
+	rr := RepoReport{Name: repo.Name, BaseURL: s.cfg().PublicBaseURL(repo), RepositoryName: info.RepositoryName,
+		DeletedRecord: info.DeletedRecord, Granularity: info.Granularity, LastReconcile: info.LastReconcile}
+	for _, run := range []struct {
+		rec *store.RunRecord
+		out **RunReport
+	}{{info.LastSuccess, &rr.LastSuccess}, {info.LastFailure, &rr.LastFailure}} {
+		if run.rec != nil {
+			r := &RunReport{RunRecord: *run.rec, DurationSeconds: run.rec.Ended.Sub(run.rec.Started).Seconds()}
+			r.Error = hide(r.Error)
+			*run.out = r
 		}
-		sets[repo.Name] = len(specs) + 1
+	}
+	if s.ops.sched != nil {
+		rr.Running = s.ops.sched.Activity(repo.Name)
+		rr.NextHarvest, rr.NextReconcile = s.ops.sched.Next(repo.Name)
+	}
+	for _, p := range repo.MetadataPrefixes {
+		fr, err := formatStatus(snap, repo.Name, p, sets, now)
+		if err != nil {
+			return RepoReport{}, err
+		}
+		rr.Formats = append(rr.Formats, fr)
+	}
+	return rr, nil
+}
+
+// formatStatus reports one format of a repository.
+func formatStatus(snap *store.Snap, repo, prefix string, sets int, now time.Time) (FormatReport, error) {
+	c, err := snap.Counter(repo, prefix)
+	if err != nil {
+		return FormatReport{}, err
+	}
+	fr := FormatReport{Prefix: prefix, Live: c.Live, Tombstones: c.Deleted, Events: c.Seq, LastEvent: c.LastTime, ResourceSets: sets}
+	if fr.Quarantined, err = snap.Quarantine(repo, prefix, 0, func(store.Quarantined) error { return nil }); err != nil {
+		return FormatReport{}, err
 	}
 	from := now.Add(-(chartDays - 1) * 24 * time.Hour)
-	err := s.db.View(ctx, func(snap *store.Snap) error {
-		for _, repo := range s.cfg().Repositories {
-			info, err := snap.RepoInfo(repo.Name)
-			if err != nil {
-				return err
-			}
-			rr := RepoReport{Name: repo.Name, BaseURL: s.cfg().PublicBaseURL(repo), RepositoryName: info.RepositoryName,
-				DeletedRecord: info.DeletedRecord, Granularity: info.Granularity, LastReconcile: info.LastReconcile}
-			for _, run := range []struct {
-				rec *store.RunRecord
-				out **RunReport
-			}{{info.LastSuccess, &rr.LastSuccess}, {info.LastFailure, &rr.LastFailure}} {
-				if run.rec != nil {
-					r := &RunReport{RunRecord: *run.rec, DurationSeconds: run.rec.Ended.Sub(run.rec.Started).Seconds()}
-					r.Error = hide(r.Error)
-					*run.out = r
-				}
-			}
-			if s.ops.sched != nil {
-				rr.Running = s.ops.sched.Activity(repo.Name)
-				rr.NextHarvest, rr.NextReconcile = s.ops.sched.Next(repo.Name)
-			}
-			for _, p := range repo.MetadataPrefixes {
-				c, err := snap.Counter(repo.Name, p)
-				if err != nil {
-					return err
-				}
-				fr := FormatReport{Prefix: p, Live: c.Live, Tombstones: c.Deleted, Events: c.Seq, LastEvent: c.LastTime, ResourceSets: sets[repo.Name]}
-				if fr.Quarantined, err = snap.Quarantine(repo.Name, p, 0, func(store.Quarantined) error { return nil }); err != nil {
-					return err
-				}
-				if fr.EventsPerDay, err = snap.EventsPerDay(repo.Name, p, from, now); err != nil {
-					return err
-				}
-				cp, err := snap.Checkpoint(repo.Name, p)
-				if err != nil {
-					return err
-				}
-				if cp.InProgress && cp.Token != "" {
-					fr.Resume = &ListResume{Page: cp.SeqPages + 1, Records: cp.SeqRecords}
-				}
-				rr.Formats = append(rr.Formats, fr)
-			}
-			st.Repositories = append(st.Repositories, rr)
-		}
-		return nil
-	})
-	return st, err
+	if fr.EventsPerDay, err = snap.EventsPerDay(repo, prefix, from, now); err != nil {
+		return FormatReport{}, err
+	}
+	cp, err := snap.Checkpoint(repo, prefix)
+	if err != nil {
+		return FormatReport{}, err
+	}
+	if cp.InProgress && cp.Token != "" {
+		fr.Resume = &ListResume{Page: cp.SeqPages + 1, Records: cp.SeqRecords}
+	}
+	return fr, nil
 }
 
 // storeBytes is the store's size on disk.
