@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // itemDecoder reads the bytes of one list item (a record or a header) after
@@ -257,7 +259,7 @@ func (r *itemReader) readRecord(rec *Record, st *itemState) error {
 }
 
 // readHeader reads a header whose start tag (beginning at tagFrom) was just
-// read; see decode.go for what the repair pass's changes to it mean.
+// read; see decodeitem.go for what the repair pass's changes to it mean.
 func (r *itemReader) readHeader(h *Header, tagFrom int, st *itemState) error {
 	st.hasHeader = true
 	if v, ok := r.attr("status"); ok && string(bytes.TrimSpace(v)) == "deleted" {
@@ -472,7 +474,7 @@ func injectDecls(raw []byte, decls []rawDecl) []byte {
 	end := 1
 	for end < len(raw) {
 		c := raw[end]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' || c == '>' {
+		if xmltext.IsSpace(c) || c == '/' || c == '>' {
 			break
 		}
 		end++

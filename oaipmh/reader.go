@@ -8,7 +8,7 @@ import (
 // rawReader hands out the (decompressed) body in chunks of up to 64 KiB. It drops
 // a leading UTF-8 byte-order mark, counts body offsets for error messages, and
 // keeps the first bytes of the body for FormatError snippets. It changes no other
-// byte: control characters are removed further on (scan.go for the envelope,
+// byte: control characters are removed further on (scanitems.go for the envelope,
 // repair.go for each record), where it is known which record they belong to.
 type rawReader struct {
 	r       io.Reader

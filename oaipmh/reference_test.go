@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // refItems reads items with encoding/xml, as the decoder did before.
@@ -345,8 +347,8 @@ func (p *refItems) next() (xml.Token, int64, error) {
 	off := p.offset()
 	tok, err := p.rd.RawToken()
 	if err == io.EOF && len(p.stack) > 0 {
-		top := qname(p.stack[len(p.stack)-1].name)
-		return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("<%s> is not closed", top)}
+		top := p.stack[len(p.stack)-1].name
+		return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("<%s> is not closed", xmltext.QName(top.Space, top.Local))}
 	}
 	if err != nil {
 		return nil, off, err
@@ -370,11 +372,11 @@ func (p *refItems) next() (xml.Token, int64, error) {
 		p.stack = append(p.stack, f)
 	case xml.EndElement:
 		if len(p.stack) == 0 {
-			return nil, off, &xml.SyntaxError{Msg: "unexpected end element </" + qname(t.Name) + ">"}
+			return nil, off, &xml.SyntaxError{Msg: "unexpected end element </" + xmltext.QName(t.Name.Space, t.Name.Local) + ">"}
 		}
 		top := p.stack[len(p.stack)-1]
 		if top.name != t.Name {
-			return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("element <%s> closed by </%s>", qname(top.name), qname(t.Name))}
+			return nil, off, &xml.SyntaxError{Msg: fmt.Sprintf("element <%s> closed by </%s>", xmltext.QName(top.name.Space, top.name.Local), xmltext.QName(t.Name.Space, t.Name.Local))}
 		}
 		p.stack = p.stack[:len(p.stack)-1]
 	}

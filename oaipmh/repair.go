@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // editKind is one kind of change the repair pass makes to a record's bytes.
@@ -196,15 +198,7 @@ done:
 	if i == start || i >= len(b) || b[i] != ';' {
 		return 0, false, false
 	}
-	return i + 1, isXMLChar(rune(v)), true
-}
-
-// isXMLChar is the Char production of XML 1.0.
-func isXMLChar(r rune) bool {
-	return r == 0x09 || r == 0x0A || r == 0x0D ||
-		r >= 0x20 && r <= 0xD7FF ||
-		r >= 0xE000 && r <= 0xFFFD ||
-		r >= 0x10000 && r <= 0x10FFFF
+	return i + 1, xmltext.IsChar(rune(v)), true
 }
 
 // editsIn counts the edits with from <= pos < to by kind. A removed control

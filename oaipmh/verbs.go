@@ -211,7 +211,7 @@ func (c *Client) small(ctx context.Context, args url.Values) (*xmlquery.Node, *r
 func stripControl(b []byte) []byte {
 	w := 0
 	for _, c := range b {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+		if isCtrl(c) {
 			continue
 		}
 		b[w] = c

@@ -97,7 +97,7 @@
 // The xsi prefix needed by xsi:schemaLocation is therefore always carried
 // over from the root. Metadata never contains empty-element tags, comments,
 // CDATA sections or processing instructions; text is escaped with &amp;,
-// &lt; and &gt; only.
+// &lt;, &gt; and &apos; only.
 //
 // # Hostile items
 //

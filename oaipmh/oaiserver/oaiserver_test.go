@@ -959,13 +959,13 @@ func TestRequestsCounter(t *testing.T) {
 
 func TestEscape(t *testing.T) {
 	var b bytes.Buffer
-	escape(&b, "a&b<c>d\"e\tf\ng\rh\x01i\xffj\uFFFEk", true)
-	if got := b.String(); got != "a&amp;b&lt;c&gt;d&quot;e&#9;f&#10;g&#13;h\uFFFDi\uFFFDj\uFFFDk" {
+	newXW(&b).attr("n", "a&b<c>d\"e\tf\ng\rh\x01i\xffj\uFFFEk'l")
+	if got := b.String(); got != " n=\"a&amp;b&lt;c&gt;d&quot;e&#x9;f&#xA;g&#xD;h\uFFFDi\uFFFDj\uFFFDk&apos;l\"" {
 		t.Fatalf("attr escape %q", got)
 	}
 	b.Reset()
-	escape(&b, "a&b\"\t\n\r論文", false)
-	if got := b.String(); got != "a&amp;b\"\t\n&#13;論文" {
+	newXW(&b).text("a&b\"\t\n\r論文'")
+	if got := b.String(); got != "a&amp;b\"\t\n&#xD;論文&apos;" {
 		t.Fatalf("text escape %q", got)
 	}
 	// hostile request values are echoed well-formed

@@ -278,77 +278,13 @@ func parseDate(v string) (t time.Time, day, ok bool) {
 	return t, day, true
 }
 
+// list answers ListIdentifiers and ListRecords: it reads the request, collects
+// one page of entries and writes it.
 func (c *reqCtx) list(x *xw) {
 	s := c.s
-	var (
-		q      query
-		p      position
-		cursor int
-		resume = c.has("resumptionToken")
-	)
-	verbCode := byte('I')
-	if c.verb == "ListRecords" {
-		verbCode = 'R'
-	}
-	if resume {
-		var exp int64
-		var ok bool
-		q, p, cursor, exp, ok = decodeToken(c.get("resumptionToken"))
-		if !ok || q.verb != verbCode || q.prefix < 0 || q.prefix >= len(s.formats) || c.now.Unix() > exp {
-			c.fail(x, true, oaiError{"badResumptionToken", "The resumptionToken is invalid or expired."})
-			return
-		}
-	} else {
-		var errs []oaiError
-		if !c.has("metadataPrefix") {
-			errs = append(errs, oaiError{"badArgument", "The metadataPrefix argument is required."})
-		}
-		q = query{verb: verbCode, from: noFrom, untilExcl: noUntil}
-		var from, until time.Time
-		var fromDay, untilDay bool
-		if c.has("from") {
-			var ok bool
-			if from, fromDay, ok = parseDate(c.get("from")); !ok {
-				errs = append(errs, oaiError{"badArgument", "The from argument is not a valid UTC date."})
-			} else if !fromDay && s.dayGran {
-				errs = append(errs, oaiError{"badArgument", "The from argument is finer than the repository granularity."})
-			} else {
-				q.from = from.Unix()
-			}
-		}
-		if c.has("until") {
-			var ok bool
-			if until, untilDay, ok = parseDate(c.get("until")); !ok {
-				errs = append(errs, oaiError{"badArgument", "The until argument is not a valid UTC date."})
-			} else if !untilDay && s.dayGran {
-				errs = append(errs, oaiError{"badArgument", "The until argument is finer than the repository granularity."})
-			} else if untilDay {
-				q.untilExcl = until.Add(24 * time.Hour).Unix()
-			} else {
-				q.untilExcl = until.Add(time.Second).Unix()
-			}
-		}
-		if len(errs) == 0 && c.has("from") && c.has("until") {
-			if fromDay != untilDay {
-				errs = append(errs, oaiError{"badArgument", "The from and until arguments have different granularities."})
-			} else if from.After(until) {
-				errs = append(errs, oaiError{"badArgument", "The from argument is later than the until argument."})
-			}
-		}
-		if len(errs) > 0 {
-			c.fail(x, false, errs...)
-			return
-		}
-		f := s.formatByPrefix(c.get("metadataPrefix"))
-		if f == nil {
-			c.fail(x, true, oaiError{"cannotDisseminateFormat", "The metadata format is not supported by this repository."})
-			return
-		}
-		q.prefix = s.formatIndex(f)
-		if c.has("set") {
-			q.hasSet, q.set = true, c.get("set")
-		}
-		p = position{posIdx: -1}
+	q, p, cursor, ok := c.listRequest(x)
+	if !ok {
+		return
 	}
 	f := s.formats[q.prefix]
 
@@ -366,6 +302,108 @@ func (c *reqCtx) list(x *xw) {
 		c.fail(x, true, oaiError{"noRecordsMatch", "The combination of the values of the from, until, set and metadataPrefix arguments results in an empty list."})
 		return
 	}
+	c.writeEntries(x, f, entries)
+	if more || c.has("resumptionToken") {
+		total = max(total, cursor+len(entries))
+		var tok string
+		if more {
+			tok = encodeToken(&q, next, cursor+len(entries), c.now.Add(time.Hour).Unix())
+		}
+		writeToken(x, tok, c.now.Add(time.Hour), total, cursor)
+	}
+	x.s("</")
+	x.s(c.verb)
+	x.s(">\n</OAI-PMH>\n")
+}
+
+// listRequest reads a list request: the query, and where and at which cursor
+// the page starts, from the resumption token or from the arguments. A bad
+// request gets its error response, and ok is false.
+func (c *reqCtx) listRequest(x *xw) (q query, p position, cursor int, ok bool) {
+	verbCode := byte('I')
+	if c.verb == "ListRecords" {
+		verbCode = 'R'
+	}
+	if !c.has("resumptionToken") {
+		q, ok = c.listArgs(x, verbCode)
+		return q, position{posIdx: -1}, 0, ok
+	}
+	var exp int64
+	q, p, cursor, exp, ok = decodeToken(c.get("resumptionToken"))
+	if !ok || q.verb != verbCode || q.prefix < 0 || q.prefix >= len(c.s.formats) || c.now.Unix() > exp {
+		c.fail(x, true, oaiError{"badResumptionToken", "The resumptionToken is invalid or expired."})
+		return q, p, cursor, false
+	}
+	return q, p, cursor, true
+}
+
+// listArgs reads the query of a first list request from its arguments.
+func (c *reqCtx) listArgs(x *xw, verbCode byte) (query, bool) {
+	s := c.s
+	var errs []oaiError
+	if !c.has("metadataPrefix") {
+		errs = append(errs, oaiError{"badArgument", "The metadataPrefix argument is required."})
+	}
+	q := query{verb: verbCode, from: noFrom, untilExcl: noUntil}
+	errs = c.dateRange(&q, errs)
+	if len(errs) > 0 {
+		c.fail(x, false, errs...)
+		return q, false
+	}
+	f := s.formatByPrefix(c.get("metadataPrefix"))
+	if f == nil {
+		c.fail(x, true, oaiError{"cannotDisseminateFormat", "The metadata format is not supported by this repository."})
+		return q, false
+	}
+	q.prefix = s.formatIndex(f)
+	if c.has("set") {
+		q.hasSet, q.set = true, c.get("set")
+	}
+	return q, true
+}
+
+// dateRange sets q's range from the from and until arguments and returns errs
+// with their problems added.
+func (c *reqCtx) dateRange(q *query, errs []oaiError) []oaiError {
+	s := c.s
+	var from, until time.Time
+	var fromDay, untilDay bool
+	if c.has("from") {
+		var ok bool
+		if from, fromDay, ok = parseDate(c.get("from")); !ok {
+			errs = append(errs, oaiError{"badArgument", "The from argument is not a valid UTC date."})
+		} else if !fromDay && s.dayGran {
+			errs = append(errs, oaiError{"badArgument", "The from argument is finer than the repository granularity."})
+		} else {
+			q.from = from.Unix()
+		}
+	}
+	if c.has("until") {
+		var ok bool
+		if until, untilDay, ok = parseDate(c.get("until")); !ok {
+			errs = append(errs, oaiError{"badArgument", "The until argument is not a valid UTC date."})
+		} else if !untilDay && s.dayGran {
+			errs = append(errs, oaiError{"badArgument", "The until argument is finer than the repository granularity."})
+		} else if untilDay {
+			q.untilExcl = until.Add(24 * time.Hour).Unix()
+		} else {
+			q.untilExcl = until.Add(time.Second).Unix()
+		}
+	}
+	if len(errs) == 0 && c.has("from") && c.has("until") {
+		if fromDay != untilDay {
+			errs = append(errs, oaiError{"badArgument", "The from and until arguments have different granularities."})
+		} else if from.After(until) {
+			errs = append(errs, oaiError{"badArgument", "The from argument is later than the until argument."})
+		}
+	}
+	return errs
+}
+
+// writeEntries writes the head of a list response, the list's start tag and
+// its records (ListRecords) or headers (ListIdentifiers).
+func (c *reqCtx) writeEntries(x *xw, f *format, entries []entry) {
+	s := c.s
 	records := c.verb == "ListRecords"
 	jp := records && f.jp
 	c.head(x, true, jp)
@@ -390,17 +428,6 @@ func (c *reqCtx) list(x *xw) {
 			s.writeHeader(x, e)
 		}
 	}
-	if more || resume {
-		total = max(total, cursor+len(entries))
-		var tok string
-		if more {
-			tok = encodeToken(&q, next, cursor+len(entries), c.now.Add(time.Hour).Unix())
-		}
-		writeToken(x, tok, c.now.Add(time.Hour), total, cursor)
-	}
-	x.s("</")
-	x.s(c.verb)
-	x.s(">\n</OAI-PMH>\n")
 }
 
 func writeToken(x *xw, tok string, exp time.Time, total, cursor int) {
