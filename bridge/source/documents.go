@@ -208,13 +208,7 @@ func (s *Source) ResourceDump(snap *store.Snap, rs Set) (Doc, error) {
 	}
 	return Doc{Write: func(w io.Writer) error {
 		d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ResourceDump, At: dump.At, Completed: dump.Done}, rsync.Link{Rel: "up", Href: rs.CapabilityList()})
-		for _, p := range dump.Packages {
-			md := packageMD(p)
-			md.At, md.Completed = p.At, p.Done
-			d.Write(rsync.Entry{Loc: rs.DumpFile(p.File), LastMod: p.Built, MD: &md,
-				Links: []rsync.Link{{Rel: "contents", Href: rs.DumpFile(p.Manifest), Type: XMLType}}})
-		}
-		return d.Close()
+		return writePackages(d, rs, dump.Packages, func(p store.Package, md *rsync.MD) { md.At, md.Completed = p.At, p.Done })
 	}}, nil
 }
 
@@ -241,14 +235,21 @@ func (s *Source) ChangeDump(snap *store.Snap, rs Set, now time.Time) (Doc, error
 	}
 	return Doc{Write: func(w io.Writer) error {
 		d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.ChangeDump, From: from}, rsync.Link{Rel: "up", Href: rs.CapabilityList()})
-		for _, p := range pkgs {
-			md := packageMD(p)
-			md.From, md.Until = p.From, p.Until
-			d.Write(rsync.Entry{Loc: rs.DumpFile(p.File), LastMod: p.Built, MD: &md,
-				Links: []rsync.Link{{Rel: "contents", Href: rs.DumpFile(p.Manifest), Type: XMLType}}})
-		}
-		return d.Close()
+		return writePackages(d, rs, pkgs, func(p store.Package, md *rsync.MD) { md.From, md.Until = p.From, p.Until })
 	}}, nil
+}
+
+// writePackages lists dump packages, each with the copy of its manifest as
+// its contents link, and closes the document; times sets what the package
+// covers (at/completed, or from/until).
+func writePackages(d *rsync.Writer, rs Set, pkgs []store.Package, times func(store.Package, *rsync.MD)) error {
+	for _, p := range pkgs {
+		md := packageMD(p)
+		times(p, &md)
+		d.Write(rsync.Entry{Loc: rs.DumpFile(p.File), LastMod: p.Built, MD: &md,
+			Links: []rsync.Link{{Rel: "contents", Href: rs.DumpFile(p.Manifest), Type: XMLType}}})
+	}
+	return d.Close()
 }
 
 // ResourceManifest starts a Resource Dump Manifest (entries:
