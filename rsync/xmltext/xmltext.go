@@ -63,44 +63,54 @@ func QName(space, local string) string {
 // TAB, LF and CR, U+FFFE, U+FFFF and bytes that are not UTF-8.
 const Replacement = "\uFFFD"
 
-// The escapes: '&', '<', '>' and the apostrophe always, and CR (which a parser would
-// turn into LF); in attribute values, delimited by '"', also '"', TAB and LF,
-// which attribute-value normalisation would turn into spaces.
-// special is 1 for an ASCII byte escaped everywhere, 2 for one escaped in
-// attribute values only; escapes holds what replaces it.
-var special, escapes = tables()
+// The escapes: '&', '<', '>' and the apostrophe always, and CR (which a
+// parser would turn into LF); in attribute values, delimited by '"', also
+// '"', TAB and LF, which attribute-value normalisation would turn into
+// spaces. stops[0] (text) and stops[1] (attributes) mark the bytes the scan
+// stops at: those escaped, and every byte from 0x80, whose sequence is then
+// checked as UTF-8; escapes holds what replaces an ASCII byte.
+var stops, escapes = tables()
 
-func tables() (special [utf8.RuneSelf]uint8, escapes [utf8.RuneSelf]string) {
+func tables() (stops [2][256]bool, escapes [utf8.RuneSelf]string) {
 	for c := range 0x20 {
 		if c != '\t' && c != '\n' && c != '\r' {
-			special[c], escapes[c] = 1, Replacement
+			escapes[c] = Replacement
 		}
 	}
 	for c, e := range map[byte]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '\'': "&apos;", '\r': "&#xD;"} {
-		special[c], escapes[c] = 1, e
+		escapes[c] = e
+	}
+	for c := range stops[0] {
+		stops[0][c] = c >= utf8.RuneSelf || escapes[c] != ""
+		stops[1][c] = stops[0][c] || c == '"' || c == '\t' || c == '\n'
 	}
 	for c, e := range map[byte]string{'"': "&quot;", '\t': "&#x9;", '\n': "&#xA;"} {
-		special[c], escapes[c] = 2, e
+		escapes[c] = e
 	}
-	return special, escapes
+	return stops, escapes
 }
 
 // next finds the next byte of s at or after i that needs escaping and what
 // replaces it; n is how many bytes it replaces (0: none left).
 func next(s string, i int, attr bool) (at int, rep string, n int) {
-	for ; i < len(s); i++ {
+	stop := &stops[0]
+	if attr {
+		stop = &stops[1]
+	}
+	for i < len(s) {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if k := special[c]; k == 1 || k == 2 && attr {
-				return i, escapes[c], 1
-			}
+		if !stop[c] {
+			i++
 			continue
+		}
+		if c < utf8.RuneSelf {
+			return i, escapes[c], 1
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 || r == 0xFFFE || r == 0xFFFF {
 			return i, Replacement, size
 		}
-		i += size - 1
+		i += size
 	}
 	return len(s), "", 0
 }
