@@ -100,7 +100,7 @@ func (m *MirrorDB) Close() error {
 }
 
 func mirrorResourceKey(set, uri string) []byte { return key('r', set, uri) }
-func mirrorSetKey(set string) []byte        { return key('s', set) }
+func mirrorSetKey(set string) []byte           { return key('s', set) }
 
 var mirrorLogKey = key('g')
 
