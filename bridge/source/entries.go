@@ -1,8 +1,6 @@
 package source
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"net/url"
@@ -163,32 +161,9 @@ func packageMD(p store.Package) rsync.MD {
 const MaxPackageName = 200
 
 // PackageName is the file name of a resource's bytes inside a package: the
-// identifier with every byte outside [A-Za-z0-9._-] percent-encoded, and a
-// "." also when it would start the name, end it or follow another "." (so no
-// "/", no "..", nothing absolute or hidden, and, since percent-decoding gives
-// the identifier back, no two identifiers give the same name), plus ".xml".
-// An over-long name keeps its first part and ends with "~" and 32 hex digits
-// of the identifier's SHA-256 ("~" never comes out of the escaping, so a cut
-// name cannot equal an uncut one).
+// identifier as rsync.SafeName writes it, at most MaxPackageName bytes with
+// ".xml" (so no "/", no "..", nothing absolute or hidden, and no two
+// identifiers give the same name).
 func PackageName(id string) string {
-	var b strings.Builder
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		dot := c == '.' && i > 0 && i < len(id)-1 && id[i-1] != '.'
-		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || dot || c == '_' || c == '-' {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	name := b.String()
-	if len(name)+len(".xml") <= MaxPackageName {
-		return name + ".xml"
-	}
-	sum := sha256.Sum256([]byte(id))
-	cut := MaxPackageName - len(".xml") - 33
-	for cut > 0 && name[cut-1] == '%' || cut > 1 && name[cut-2] == '%' { // never split an escape
-		cut--
-	}
-	return name[:cut] + "~" + hex.EncodeToString(sum[:16]) + ".xml"
+	return rsync.SafeName(id, MaxPackageName-len(".xml")) + ".xml"
 }
