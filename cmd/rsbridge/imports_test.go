@@ -24,6 +24,7 @@ var bridgeRules = map[string][]string{
 	"bridge/harvest": {"bridge/source", "bridge/ore", "config", "store", "rsync", "oaipmh"},
 	"bridge/dumps":   {"bridge/source", "config", "store", "rsync"},
 	"bridge/notify":  {"bridge/source", "bridge/websub", "config", "store"},
+	"bridge/mirror":  {"store", "rsync"},
 	"bridge/ore":     {},
 	"bridge/websub":  {"store"},
 }

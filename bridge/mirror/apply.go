@@ -1,0 +1,247 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rsbridge/rsbridge/rsync"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// setRun is one run over one resource set: its state, and the batch of
+// state that commits with the next batch of files.
+type setRun struct {
+	m       *Mirror
+	set     Set
+	st      store.MirrorSet
+	batch   *store.MirrorBatch
+	pending int
+	live    int // resources of the set in the copy, once counted (-1: not yet)
+	deleted int // files this run deleted
+	failed  int // resources not taken in the current step: it does not count as done
+}
+
+// want is a resource as the source describes it.
+type want struct {
+	uri       string
+	lastmod   time.Time
+	length    int64
+	hasLength bool
+	md5, sha  string
+	change    string // a Change List's created, updated, deleted; "" in other lists
+	datetime  time.Time
+}
+
+func wantOf(base string, e rsync.Entry) want {
+	w := want{uri: resolve(base, e.Loc), lastmod: e.LastMod}
+	if md := e.MD; md != nil {
+		w.length, w.hasLength = md.Length, md.HasLength || md.Length > 0
+		w.md5, w.sha = rsync.Hashes(md.Hash)
+		w.change, w.datetime = md.Change, md.DateTime
+		if w.lastmod.IsZero() && w.change != "" {
+			w.lastmod = md.DateTime
+		}
+	}
+	return w
+}
+
+// holds reports whether the copy already has the resource as the source
+// describes it: same hash (md5 or sha-256) and length, or, when the
+// source gives no hash, the same length and lastmod.
+func (r *setRun) holds(w want) (bool, error) {
+	cur, err := r.m.state.Resource(r.set.CapabilityList, w.uri)
+	if err != nil || cur == nil || cur.Deleted {
+		return false, err
+	}
+	if w.hasLength && cur.Length != w.length {
+		return false, nil
+	}
+	switch {
+	case w.md5 != "" && cur.MD5 != "":
+		return cur.MD5 == w.md5, nil
+	case w.sha != "" && cur.SHA256 != "":
+		return cur.SHA256 == w.sha, nil
+	}
+	return w.hasLength && !w.lastmod.IsZero() && cur.LastMod.Equal(w.lastmod), nil
+}
+
+// got is a resource written to its place, waiting for the state.
+type got struct {
+	w    want
+	rel  string
+	n    int64
+	md5  string
+	sha  string
+	from string
+	err  error // the resource could not be taken (it is counted, the run goes on)
+}
+
+// write copies a resource's bytes from rd to its place and checks them
+// against what the source says.
+func (r *setRun) write(w want, rd io.Reader, from string) got {
+	g := got{w: w, from: from}
+	rel, err := Path(w.uri)
+	if err != nil {
+		g.err = err
+		return g
+	}
+	g.rel = rel
+	limit := r.m.opts.MaxFileBytes
+	if w.hasLength {
+		limit = w.length
+	}
+	f, err := r.m.sink.create(rel, limit)
+	if err != nil {
+		g.err = err
+		return g
+	}
+	if g.n, err = io.Copy(f, rd); err != nil {
+		f.abandon()
+		g.err = fmt.Errorf("%s: %w", w.uri, err)
+		return g
+	}
+	g.md5, g.sha = f.sums()
+	switch {
+	case w.hasLength && g.n != w.length:
+		err = fmt.Errorf("%s: %d bytes, the source says %d", w.uri, g.n, w.length)
+	case w.md5 != "" && g.md5 != w.md5:
+		err = fmt.Errorf("%s: md5 %s, the source says %s", w.uri, g.md5, w.md5)
+	case w.sha != "" && g.sha != w.sha:
+		err = fmt.Errorf("%s: sha-256 %s, the source says %s", w.uri, g.sha, w.sha)
+	}
+	if err != nil {
+		f.abandon()
+		g.err = err
+		return g
+	}
+	if g.err = f.commit(w.lastmod); g.err == nil {
+		r.m.count(func(c *Counts) { c.Bytes += g.n })
+	}
+	return g
+}
+
+// record enters a written resource into the state and the change log; the
+// batch commits every opts.Batch files.
+func (r *setRun) record(g got) error {
+	if g.err != nil {
+		r.failed++
+		r.m.count(func(c *Counts) { c.Failed++ })
+		r.m.log.Warn("resource not taken; the next run tries again", "set", r.set.CapabilityList, "err", g.err)
+		return nil
+	}
+	cur, err := r.m.state.Resource(r.set.CapabilityList, g.w.uri)
+	if err != nil {
+		return err
+	}
+	change := "created"
+	if cur != nil && !cur.Deleted {
+		change = "updated"
+	}
+	now := r.m.now().UTC()
+	res := &store.MirrorResource{URI: g.w.uri, Path: g.rel, Length: g.n, MD5: g.md5, SHA256: g.sha, LastMod: g.w.lastmod, From: g.from, Applied: now}
+	if err := r.batch.PutResource(r.set.CapabilityList, res); err != nil {
+		return err
+	}
+	if err := r.m.sink.note(logLine{Change: change, URI: g.w.uri, Path: g.rel, MD5: g.md5, SHA256: g.sha, Length: g.n, Time: now, From: g.from}); err != nil {
+		return err
+	}
+	r.m.count(func(c *Counts) {
+		if change == "created" {
+			c.Created++
+		} else {
+			c.Updated++
+		}
+		if g.from == "dump" {
+			c.FromDump++
+		} else {
+			c.Fetched++
+		}
+	})
+	if r.live >= 0 && change == "created" {
+		r.live++
+	}
+	r.pending++
+	if r.pending >= r.m.opts.Batch {
+		return r.commit()
+	}
+	return nil
+}
+
+// commit makes the change log's new lines durable, then commits the state
+// with the log's length and the set's progress.
+func (r *setRun) commit() error {
+	n, err := r.m.sink.flush()
+	if err != nil {
+		return fmt.Errorf("change log: %w", err)
+	}
+	if err := r.batch.PutSet(r.set.CapabilityList, r.st); err != nil {
+		return err
+	}
+	if r.m.opts.Log != "" {
+		if err := r.batch.PutLog(store.MirrorLog{Bytes: n}); err != nil {
+			return err
+		}
+	}
+	r.pending = 0
+	return r.batch.Commit()
+}
+
+// download GETs a resource into its place.
+func (r *setRun) download(ctx context.Context, w want, from string) got {
+	resp, err := r.m.f.get(ctx, w.uri, nil)
+	if err != nil {
+		return got{w: w, from: from, err: err}
+	}
+	defer resp.Body.Close()
+	return r.write(w, resp.Body, from)
+}
+
+// fetchAll GETs what produce sends, opts.Workers at a time, and records
+// each in the state as it arrives. A resource that cannot be taken is
+// counted and left for the next run; a state or log failure stops it.
+func (r *setRun) fetchAll(ctx context.Context, from string, produce func(send func(want) error) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs, results := make(chan want), make(chan got)
+	var prodErr error
+	var producer, workers sync.WaitGroup
+	producer.Go(func() {
+		defer close(jobs)
+		prodErr = produce(func(w want) error {
+			select {
+			case jobs <- w:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	})
+	for range r.m.opts.Workers {
+		workers.Go(func() {
+			for w := range jobs {
+				select {
+				case results <- r.download(ctx, w, from):
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	var closer sync.WaitGroup
+	closer.Go(func() { workers.Wait(); close(results) })
+	var err error
+	for g := range results {
+		if err == nil {
+			if err = r.record(g); err != nil {
+				cancel()
+			}
+		}
+	}
+	closer.Wait()
+	producer.Wait()
+	return errors.Join(err, prodErr)
+}

@@ -1,0 +1,209 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rsbridge/rsbridge/rsync"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// changes applies the changes after the set's Through from its Change
+// Lists, oldest list first: closed lists already applied whole are skipped
+// by their from/until (RS-112, RS-113), and within a list only the last
+// change of each resource counts. A change at Through itself is applied
+// again: a source may add to an open list at its last time, and applying
+// what the copy has costs a comparison of hashes.
+func (r *setRun) changes(ctx context.Context) error {
+	if r.set.ChangeList == "" {
+		return nil
+	}
+	doc, _, err := r.m.f.doc(ctx, r.set.ChangeList)
+	if err != nil {
+		return err
+	}
+	if doc.MD.Capability != rsync.ChangeList {
+		return fmt.Errorf("%s: capability %q, want changelist", r.set.ChangeList, doc.MD.Capability)
+	}
+	type list struct {
+		loc         string
+		from, until time.Time
+		doc         *rsync.Document
+	}
+	lists := []list{{loc: r.set.ChangeList, from: doc.MD.From, until: doc.MD.Until, doc: doc}}
+	if doc.Index {
+		lists = lists[:0]
+		for _, e := range doc.Entries {
+			l := list{loc: resolve(r.set.ChangeList, e.Loc)}
+			if e.MD != nil {
+				l.from, l.until = e.MD.From, e.MD.Until
+			}
+			lists = append(lists, l)
+		}
+		slices.SortStableFunc(lists, func(a, b list) int { return a.from.Compare(b.from) })
+	}
+	for _, l := range lists {
+		if !l.until.IsZero() && (!l.until.After(r.st.Through) || !r.st.Lists[l.loc].IsZero()) {
+			continue // closed and applied
+		}
+		ld := l.doc
+		if ld == nil {
+			if ld, _, err = r.m.f.doc(ctx, l.loc); err != nil {
+				return err
+			}
+		}
+		if err := r.applyList(ctx, l.loc, ld); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyList applies one Change List's changes at or after Through.
+func (r *setRun) applyList(ctx context.Context, loc string, doc *rsync.Document) error {
+	latest := map[string]want{}
+	var order []string
+	var last time.Time
+	for _, e := range doc.Entries {
+		w := wantOf(loc, e)
+		if w.change == "" {
+			r.m.quirk(loc, "a Change List entry without rs:md change (RS-108), skipped")
+			continue
+		}
+		if !w.datetime.IsZero() && w.datetime.Before(r.st.Through) {
+			continue
+		}
+		if _, seen := latest[w.uri]; !seen {
+			order = append(order, w.uri)
+		}
+		latest[w.uri] = w
+		if w.datetime.After(last) {
+			last = w.datetime
+		}
+	}
+	r.failed = 0
+	var deletions []want
+	err := r.fetchAll(ctx, "change", func(send func(want) error) error {
+		for _, uri := range order {
+			w := latest[uri]
+			if w.change == "deleted" {
+				deletions = append(deletions, w)
+				continue
+			}
+			ok, err := r.holds(w)
+			if err != nil {
+				return err
+			}
+			if ok {
+				r.m.count(func(c *Counts) { c.Unchanged++ })
+				continue
+			}
+			if err := send(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = r.deleteAll(ctx, deletions)
+	}
+	if err != nil {
+		r.commit()
+		return err
+	}
+	if r.failed > 0 {
+		r.commit()
+		return fmt.Errorf("%s: %d resources could not be taken (see the log); the next run applies this list again", loc, r.failed)
+	}
+	r.advance(loc, doc, last)
+	return r.commit()
+}
+
+// advance notes a list as applied: a closed one whole (its until), an open
+// one up to its last change.
+func (r *setRun) advance(loc string, doc *rsync.Document, last time.Time) {
+	if until := doc.MD.Until; !until.IsZero() {
+		if r.st.Lists == nil {
+			r.st.Lists = map[string]time.Time{}
+		}
+		r.st.Lists[loc] = until
+		if until.After(r.st.Through) {
+			r.st.Through = until
+		}
+		return
+	}
+	if last.After(r.st.Through) {
+		r.st.Through = last
+	}
+}
+
+// deleteAll applies deletions: with -delete the files go, at most
+// MaxDeleteShare of the set's copy in one run without -force; without
+// -delete they are counted and kept.
+func (r *setRun) deleteAll(ctx context.Context, ws []want) error {
+	for _, w := range ws {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cur, err := r.m.state.Resource(r.set.CapabilityList, w.uri)
+		if err != nil {
+			return err
+		}
+		if cur == nil || cur.Deleted {
+			continue
+		}
+		if !r.m.opts.Delete {
+			r.m.count(func(c *Counts) { c.Kept++ })
+			continue
+		}
+		if err := r.allowDelete(ctx); err != nil {
+			return err
+		}
+		if err := r.m.sink.remove(cur.Path); err != nil {
+			return err
+		}
+		now := r.m.now().UTC()
+		gone := *cur
+		gone.Deleted, gone.Applied = true, now
+		if err := r.batch.PutResource(r.set.CapabilityList, &gone); err != nil {
+			return err
+		}
+		if err := r.m.sink.note(logLine{Change: "deleted", URI: w.uri, Path: cur.Path, Time: now, From: "change"}); err != nil {
+			return err
+		}
+		r.deleted++
+		r.live--
+		r.m.count(func(c *Counts) { c.Deleted++ })
+		if r.pending++; r.pending >= r.m.opts.Batch {
+			if err := r.commit(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// allowDelete refuses a deletion past MaxDeleteShare of the set's copy in
+// one run (more than 10 files), unless -force: a source that suddenly
+// deletes most of what it had is more likely broken than emptied.
+func (r *setRun) allowDelete(ctx context.Context) error {
+	if r.live < 0 {
+		r.live = 0
+		err := r.m.state.Resources(ctx, r.set.CapabilityList, func(res *store.MirrorResource) error {
+			if !res.Deleted {
+				r.live++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if r.m.opts.Force || r.deleted < 10 || float64(r.deleted+1) <= r.m.opts.MaxDeleteShare*float64(r.live+r.deleted) {
+		return nil
+	}
+	return fmt.Errorf("refusing to delete more than %.0f%% of the copy of this set in one run (%d deleted, %d left); if the source really deleted them, run again with -force",
+		100*r.m.opts.MaxDeleteShare, r.deleted, r.live)
+}

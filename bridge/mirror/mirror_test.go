@@ -1,0 +1,224 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rsbridge/rsbridge/bridge"
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/source"
+	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	return c.t
+}
+
+// rsbridgeSource is a running rsbridge over a synthetic repository: the
+// source a mirror follows in these tests.
+type rsbridgeSource struct {
+	t     *testing.T
+	clk   *clock
+	up    *oaiserver.Synthetic
+	cfg   *config.Config
+	db    *store.DB
+	src   *source.Source
+	h     *harvest.Harvester
+	srv   *httptest.Server
+	dumps string
+	gets  sync.Map // resource URL → *atomic.Int64: GETs of resources
+}
+
+func newRsbridge(t *testing.T, records int) *rsbridgeSource {
+	t.Helper()
+	s := &rsbridgeSource{t: t, clk: &clock{t: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}, dumps: t.TempDir()}
+	s.up = oaiserver.New(oaiserver.Options{Records: records, PageSize: 50, SetCount: -1, Now: s.clk.now})
+	upSrv := httptest.NewServer(s.up)
+	t.Cleanup(upSrv.Close)
+	s.srv = httptest.NewUnstartedServer(nil)
+	cfg, err := config.ParseAndValidate(strings.NewReader(fmt.Sprintf(
+		"base_url: http://%s\ndefaults:\n  delay: 0s\nresourcesync:\n  changelist_period: 1h\n  dump_sets: all-records\nrepositories:\n  - name: demo\n    base_url: %s/oai\n",
+		s.srv.Listener.Addr(), upSrv.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cfg = cfg
+	if s.db, err = store.Open(store.Options{InMemory: true, Now: s.clk.now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.db.Close() })
+	if s.h, err = harvest.New(cfg, cfg.Repositories[0], s.db, harvest.Options{Now: s.clk.now}); err != nil {
+		t.Fatal(err)
+	}
+	s.src = source.New(cfg, s.db)
+	server, err := bridge.NewServer(cfg, s.db, bridge.ServerOptions{Source: s.src, DumpDir: s.dumps, Now: s.clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.Handler()
+	s.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/resource/") {
+			n, _ := s.gets.LoadOrStore(r.URL.Path, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})
+	s.srv.Start()
+	t.Cleanup(s.srv.Close)
+	s.harvest()
+	return s
+}
+
+func (s *rsbridgeSource) harvest() {
+	s.t.Helper()
+	if _, err := s.h.Harvest(context.Background(), harvest.HarvestOptions{}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *rsbridgeSource) dump() {
+	s.t.Helper()
+	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.now})
+	if err := d.BuildResourceDump(context.Background(), s.src.All(s.cfg.Repositories[0], "oai_dc")); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// resourceGETs is how many resource GETs the source answered.
+func (s *rsbridgeSource) resourceGETs() (total int64, most int64) {
+	s.gets.Range(func(_, v any) bool {
+		n := v.(*atomic.Int64).Load()
+		total += n
+		most = max(most, n)
+		return true
+	})
+	return total, most
+}
+
+// checkCopy compares the copy with the source's live records: same files,
+// same bytes, nothing else.
+func (s *rsbridgeSource) checkCopy(dir string) {
+	s.t.Helper()
+	want := map[string][]byte{}
+	err := s.db.View(context.Background(), func(snap *store.Snap) error {
+		return snap.Resources("demo", "oai_dc", store.AllSet, "", "", 1<<30, func(rec *store.Record) error {
+			b, err := snap.Metadata("demo", "oai_dc", rec.Identifier)
+			rel, perr := Path(source.ResourceURL(s.src.Base(), "demo", "oai_dc", rec.Identifier))
+			if perr != nil {
+				return perr
+			}
+			want[rel] = b
+			return err
+		})
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			got[rel], _ = os.ReadFile(p)
+		}
+		return err
+	})
+	for rel, b := range want {
+		if !bytes.Equal(got[rel], b) {
+			s.t.Errorf("copy of %s: %d bytes, the source has %d", rel, len(got[rel]), len(b))
+		}
+	}
+	for rel := range got {
+		if _, ok := want[rel]; !ok {
+			s.t.Errorf("the copy has %s, which the source does not", rel)
+		}
+	}
+	if len(want) == 0 {
+		s.t.Fatal("the source has no records")
+	}
+}
+
+// TestMirrorFollowsRsbridge: a baseline from the Resource Dump (no
+// resource GETs), then changes from the Change Lists with deletions; a run
+// with nothing new fetches nothing; the change log holds one line per
+// change.
+func TestMirrorFollowsRsbridge(t *testing.T) {
+	s := newRsbridge(t, 120)
+	s.dump()
+	dir, state := t.TempDir(), t.TempDir()
+	logPath := filepath.Join(t.TempDir(), "changes.jsonl")
+	m, err := New(state, Options{Dir: dir, Log: logPath, Delete: true, Now: s.clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	s.checkCopy(dir)
+	if c := m.Counts(); c.FromDump != 120 || c.Fetched != 0 || c.Created != 120 {
+		t.Errorf("baseline: %+v; want all 120 from the dump", c)
+	}
+	if n, _ := s.resourceGETs(); n != 0 {
+		t.Errorf("baseline from the dump made %d resource GETs", n)
+	}
+
+	// Changes upstream: 5 new, 10 updated, 7 deleted.
+	at := s.clk.add(time.Minute)
+	for range 5 {
+		s.up.Add(at)
+	}
+	for i := range 10 {
+		s.up.Update(i, at)
+	}
+	for i := 20; i < 27; i++ {
+		s.up.Delete(i, at)
+	}
+	s.clk.add(time.Minute)
+	s.harvest()
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	s.checkCopy(dir)
+	c := m.Counts()
+	if c.Created != 125 || c.Updated != 10 || c.Deleted != 7 {
+		t.Errorf("after the changes: %+v; want 5 more created, 10 updated, 7 deleted", c)
+	}
+	if n, most := s.resourceGETs(); n != 15 || most != 1 {
+		t.Errorf("catching up made %d resource GETs (at most %d of one), want 15, one each", n, most)
+	}
+	// Nothing new: nothing fetched, nothing logged.
+	before, _ := s.resourceGETs()
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.resourceGETs(); n != before {
+		t.Errorf("a run with nothing new made %d resource GETs", n-before)
+	}
+	logged, _ := os.ReadFile(logPath)
+	if lines := bytes.Count(logged, []byte("\n")); lines != 120+15+7 {
+		t.Errorf("change log: %d lines, want %d", lines, 120+15+7)
+	}
+}

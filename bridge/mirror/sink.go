@@ -1,0 +1,221 @@
+package mirror
+
+import (
+	"bufio"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rsbridge/rsbridge/rsync"
+)
+
+// The copy: one file per resource below the directory, at a path made from
+// its URI (host, then each path segment) by rsync.SafeName, so no URI can
+// name a file outside the directory, and distinct URIs name distinct files.
+// Files are written to a temporary file, synced and renamed into place; the
+// state commits after them.
+
+// maxSegment bounds one path element (file systems allow 255 bytes).
+const maxSegment = 200
+
+// Path is where the copy keeps a resource, relative to its directory: the
+// host and each path segment of the URI, decoded and made safe, and the
+// query, if any, added to the last one. It fails for URIs that are not
+// absolute http(s) URLs.
+func Path(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("not an absolute http(s) URI: %q", uri)
+	}
+	parts := []string{seg(strings.ToLower(u.Host))}
+	raw := strings.Split(strings.TrimPrefix(u.EscapedPath(), "/"), "/")
+	for i, r := range raw {
+		s, err := url.PathUnescape(r)
+		if err != nil {
+			s = r
+		}
+		if i == len(raw)-1 && (u.RawQuery != "" || u.ForceQuery) {
+			s += "?" + u.RawQuery
+		}
+		parts = append(parts, seg(s))
+	}
+	return filepath.Join(parts...), nil
+}
+
+// seg is one safe path element; the empty one is "%", which escaping never
+// produces alone.
+func seg(s string) string {
+	if s == "" {
+		return "%"
+	}
+	return rsync.SafeName(s, maxSegment)
+}
+
+// sink writes the copy's files and its change log.
+type sink struct {
+	dir     string
+	logPath string
+	log     *os.File
+	logBuf  *bufio.Writer
+	logLen  int64 // bytes written, committed or not
+}
+
+// openSink opens the copy at dir and its change log, cut back to the
+// length the state committed (a crash may have left lines of a batch that
+// did not commit; the batch is redone).
+func openSink(dir, logPath string, committed int64) (*sink, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &sink{dir: dir, logPath: logPath}
+	if logPath == "" {
+		return s, nil
+	}
+	f, err := os.OpenFile(logPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(committed); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(committed, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.log, s.logBuf, s.logLen = f, bufio.NewWriter(f), committed
+	return s, nil
+}
+
+// logLine is one line of the change log.
+type logLine struct {
+	Change string    `json:"change"` // created, updated, deleted
+	URI    string    `json:"uri"`
+	Path   string    `json:"path"`
+	MD5    string    `json:"md5,omitempty"`
+	SHA256 string    `json:"sha256,omitempty"`
+	Length int64     `json:"length"`
+	Time   time.Time `json:"time"`
+	From   string    `json:"from"`
+}
+
+// note adds a line to the change log (written out by flush).
+func (s *sink) note(l logLine) error {
+	if s.log == nil {
+		return nil
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	n, err := s.logBuf.Write(b)
+	s.logLen += int64(n)
+	return err
+}
+
+// flush makes the log lines durable; it returns the log's length, which
+// the state then commits.
+func (s *sink) flush() (int64, error) {
+	if s.log == nil {
+		return 0, nil
+	}
+	if err := s.logBuf.Flush(); err != nil {
+		return 0, err
+	}
+	return s.logLen, s.log.Sync()
+}
+
+func (s *sink) close() error {
+	if s.log == nil {
+		return nil
+	}
+	return errors.Join(s.logBuf.Flush(), s.log.Close())
+}
+
+// file is a resource being written: a temporary file beside its place,
+// hashed as it is written.
+type file struct {
+	sink   *sink
+	rel    string
+	tmp    *os.File
+	md5    hash.Hash
+	sha    hash.Hash
+	n      int64
+	maxLen int64
+}
+
+// create starts the file of a resource; maxLen bounds what it may hold.
+func (s *sink) create(rel string, maxLen int64) (*file, error) {
+	final := filepath.Join(s.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w (a file and a directory of the copy may share a name)", rel, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(final), ".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &file{sink: s, rel: rel, tmp: tmp, md5: md5.New(), sha: sha256.New(), maxLen: maxLen}, nil
+}
+
+var errTooLong = errors.New("longer than the source says")
+
+func (f *file) Write(b []byte) (int, error) {
+	if f.n+int64(len(b)) > f.maxLen {
+		return 0, fmt.Errorf("%s: %w (%d bytes)", f.rel, errTooLong, f.maxLen)
+	}
+	f.n += int64(len(b))
+	f.md5.Write(b)
+	f.sha.Write(b)
+	return f.tmp.Write(b)
+}
+
+// sums are the file's digests in hex.
+func (f *file) sums() (md5hex, sha256hex string) {
+	return hex.EncodeToString(f.md5.Sum(nil)), hex.EncodeToString(f.sha.Sum(nil))
+}
+
+// abandon removes the temporary file.
+func (f *file) abandon() {
+	f.tmp.Close()
+	os.Remove(f.tmp.Name())
+}
+
+// commit syncs the file, renames it into place and gives it its time.
+func (f *file) commit(modified time.Time) error {
+	err := f.tmp.Sync()
+	if cerr := f.tmp.Close(); err == nil {
+		err = cerr
+	}
+	final := filepath.Join(f.sink.dir, f.rel)
+	if err == nil {
+		err = os.Rename(f.tmp.Name(), final)
+	}
+	if err != nil {
+		os.Remove(f.tmp.Name())
+		return fmt.Errorf("%s: %w", f.rel, err)
+	}
+	if !modified.IsZero() {
+		os.Chtimes(final, modified, modified)
+	}
+	return nil
+}
+
+// remove deletes a resource's file; one already gone is not an error.
+func (s *sink) remove(rel string) error {
+	err := os.Remove(filepath.Join(s.dir, rel))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
