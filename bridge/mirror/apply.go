@@ -49,24 +49,68 @@ func wantOf(base string, e rsync.Entry) want {
 	return w
 }
 
-// holds reports whether the copy already has the resource as the source
-// describes it: same hash (md5 or sha-256) and length, or, when the
-// source gives no hash, the same length and lastmod.
+// holds reports whether the copy already has the resource in this set as
+// the source describes it.
 func (r *setRun) holds(w want) (bool, error) {
 	cur, err := r.m.state.Resource(r.set.CapabilityList, w.uri)
-	if err != nil || cur == nil || cur.Deleted {
-		return false, err
-	}
-	if w.hasLength && cur.Length != w.length {
-		return false, nil
+	return err == nil && same(cur, w), err
+}
+
+// same reports whether a resource the copy holds is the one the source
+// describes: same hash (md5 or sha-256) and length, or, when the source
+// gives no hash, the same length and lastmod.
+func same(cur *store.MirrorResource, w want) bool {
+	if cur == nil || cur.Deleted || w.hasLength && cur.Length != w.length {
+		return false
 	}
 	switch {
 	case w.md5 != "" && cur.MD5 != "":
-		return cur.MD5 == w.md5, nil
+		return cur.MD5 == w.md5
 	case w.sha != "" && cur.SHA256 != "":
-		return cur.SHA256 == w.sha, nil
+		return cur.SHA256 == w.sha
 	}
-	return w.hasLength && !w.lastmod.IsZero() && cur.LastMod.Equal(w.lastmod), nil
+	return w.hasLength && !w.lastmod.IsZero() && cur.LastMod.Equal(w.lastmod)
+}
+
+// elsewhere finds the resource, as the source describes it, in another
+// set of this run: sets overlap (rsbridge's all-records set holds every
+// record of its OAI sets), and one file serves them all.
+func (r *setRun) elsewhere(w want) (*store.MirrorResource, error) {
+	for _, s := range r.m.sets {
+		if s.CapabilityList == r.set.CapabilityList {
+			continue
+		}
+		cur, err := r.m.state.Resource(s.CapabilityList, w.uri)
+		if err != nil || same(cur, w) {
+			return cur, err
+		}
+	}
+	return nil, nil
+}
+
+// heldElsewhere reports whether another set of this run still holds the
+// resource, so its file must stay when this set deletes it.
+func (r *setRun) heldElsewhere(uri string) (bool, error) {
+	for _, s := range r.m.sets {
+		if s.CapabilityList == r.set.CapabilityList {
+			continue
+		}
+		cur, err := r.m.state.Resource(s.CapabilityList, uri)
+		if err != nil || cur != nil && !cur.Deleted {
+			return err == nil, err
+		}
+	}
+	return false, nil
+}
+
+// share records a resource another set already holds, without fetching
+// it; it reports whether it could.
+func (r *setRun) share(w want) (bool, error) {
+	cur, err := r.elsewhere(w)
+	if err != nil || cur == nil {
+		return false, err
+	}
+	return true, r.record(got{w: w, rel: cur.Path, n: cur.Length, md5: cur.MD5, sha: cur.SHA256, from: "shared"})
 }
 
 // got is a resource written to its place, waiting for the state.
@@ -137,12 +181,19 @@ func (r *setRun) record(g got) error {
 	if err != nil {
 		return err
 	}
+	lastmod := g.w.lastmod
+	if g.from == "shared" {
+		// The file is the other set's: its time is the one it was given.
+		if other, err := r.elsewhere(g.w); err == nil && other != nil {
+			lastmod = other.LastMod
+		}
+	}
 	change := "created"
 	if cur != nil && !cur.Deleted {
 		change = "updated"
 	}
 	now := r.m.now().UTC()
-	res := &store.MirrorResource{URI: g.w.uri, Path: g.rel, Length: g.n, MD5: g.md5, SHA256: g.sha, LastMod: g.w.lastmod, From: g.from, Applied: now}
+	res := &store.MirrorResource{URI: g.w.uri, Path: g.rel, Length: g.n, MD5: g.md5, SHA256: g.sha, LastMod: lastmod, From: g.from, Applied: now}
 	if err := r.batch.PutResource(r.set.CapabilityList, res); err != nil {
 		return err
 	}
@@ -155,9 +206,12 @@ func (r *setRun) record(g got) error {
 		} else {
 			c.Updated++
 		}
-		if g.from == "dump" {
+		switch g.from {
+		case "dump":
 			c.FromDump++
-		} else {
+		case "shared":
+			c.Shared++
+		default:
 			c.Fetched++
 		}
 	})
@@ -190,8 +244,14 @@ func (r *setRun) commit() error {
 	return r.batch.Commit()
 }
 
-// download GETs a resource into its place.
+// download GETs a resource into its place, unless another set of the run
+// holds it as the source describes it: then its file serves this set too.
 func (r *setRun) download(ctx context.Context, w want, from string) got {
+	if cur, err := r.elsewhere(w); err != nil {
+		return got{w: w, from: from, err: err}
+	} else if cur != nil {
+		return got{w: w, rel: cur.Path, n: cur.Length, md5: cur.MD5, sha: cur.SHA256, from: "shared"}
+	}
 	resp, err := r.m.f.get(ctx, w.uri, nil)
 	if err != nil {
 		return got{w: w, from: from, err: err}

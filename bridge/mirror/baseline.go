@@ -152,6 +152,12 @@ func (r *setRun) unpack(ctx context.Context, loc string) error {
 			r.m.count(func(c *Counts) { c.Unchanged++ })
 			continue
 		}
+		if shared, err := r.share(w); err != nil || shared {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		g := r.write(w, z, "dump")
 		if g.err != nil {
 			r.m.quirk(loc, "a package file disagrees with its manifest; it is fetched from the Resource List: "+g.err.Error())

@@ -161,8 +161,14 @@ func (r *setRun) deleteAll(ctx context.Context, ws []want) error {
 		if err := r.allowDelete(ctx); err != nil {
 			return err
 		}
-		if err := r.m.sink.remove(cur.Path); err != nil {
+		// A set's deletion may be a record leaving that set only: the file
+		// stays while another set holds it.
+		if shared, err := r.heldElsewhere(w.uri); err != nil {
 			return err
+		} else if !shared {
+			if err := r.m.sink.remove(cur.Path); err != nil {
+				return err
+			}
 		}
 		now := r.m.now().UTC()
 		gone := *cur

@@ -55,6 +55,7 @@ type Options struct {
 type Counts struct {
 	Sets      int   `json:"sets"`
 	FromDump  int64 `json:"from_dump"`
+	Shared    int64 `json:"shared"`  // held already for another set: recorded, not fetched
 	Fetched   int64 `json:"fetched"` // GETs of resources that changed the copy
 	Unchanged int64 `json:"unchanged"`
 	Created   int64 `json:"created"`
@@ -73,6 +74,7 @@ type Mirror struct {
 	sink   *sink
 	log    *slog.Logger
 	now    func() time.Time
+	sets   []Set      // the sets of the current run
 	mu     sync.Mutex // guards counts and quirks
 	counts Counts
 	quirks map[string]bool
@@ -156,6 +158,7 @@ func (m *Mirror) Run(ctx context.Context, start string) error {
 	if err != nil {
 		return err
 	}
+	m.sets = sets
 	var errs []error
 	for _, s := range sets {
 		if err := m.runSet(ctx, s); err != nil {

@@ -51,10 +51,14 @@ type rsbridgeSource struct {
 	gets  sync.Map // resource URL → *atomic.Int64: GETs of resources
 }
 
-func newRsbridge(t *testing.T, records int) *rsbridgeSource {
+func newRsbridge(t *testing.T, records int) *rsbridgeSource { return newRsbridgeSets(t, records, -1) }
+
+// newRsbridgeSets is newRsbridge with OAI sets (-1: none), each published
+// as a resource set beside all records.
+func newRsbridgeSets(t *testing.T, records, sets int) *rsbridgeSource {
 	t.Helper()
 	s := &rsbridgeSource{t: t, clk: &clock{t: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}, dumps: t.TempDir()}
-	s.up = oaiserver.New(oaiserver.Options{Records: records, PageSize: 50, SetCount: -1, Now: s.clk.now})
+	s.up = oaiserver.New(oaiserver.Options{Records: records, PageSize: 50, SetCount: sets, Now: s.clk.now})
 	upSrv := httptest.NewServer(s.up)
 	t.Cleanup(upSrv.Close)
 	s.srv = httptest.NewUnstartedServer(nil)
@@ -220,5 +224,41 @@ func TestMirrorFollowsRsbridge(t *testing.T) {
 	logged, _ := os.ReadFile(logPath)
 	if lines := bytes.Count(logged, []byte("\n")); lines != 120+15+7 {
 		t.Errorf("change log: %d lines, want %d", lines, 120+15+7)
+	}
+}
+
+// TestMirrorSharesAcrossSets: with OAI sets, every record is in the
+// all-records set and in its OAI sets; the copy holds one file per
+// resource, fetched or unpacked once, and a deletion removes it once every
+// set has deleted it.
+func TestMirrorSharesAcrossSets(t *testing.T) {
+	s := newRsbridgeSets(t, 60, 3)
+	dir := t.TempDir()
+	m, err := New(t.TempDir(), Options{Dir: dir, Delete: true, Now: s.clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	s.checkCopy(dir)
+	c := m.Counts()
+	if c.Sets < 2 || c.Shared == 0 || c.Fetched+c.FromDump != 60 {
+		t.Errorf("baseline over %d sets: %+v; want each of the 60 records taken once, the other sets sharing it", c.Sets, c)
+	}
+	at := s.clk.add(time.Minute)
+	for i := range 6 {
+		s.up.Delete(i, at)
+	}
+	s.clk.add(time.Minute)
+	s.harvest()
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	s.checkCopy(dir)
+	if n, _ := s.resourceGETs(); n != 60 {
+		t.Errorf("%d resource GETs in all, want 60 (one per record, none after the deletions)", n)
 	}
 }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/textproto"
+	"strings"
+	"time"
+
+	"github.com/rsbridge/rsbridge/bridge"
+	"github.com/rsbridge/rsbridge/bridge/mirror"
+)
+
+// listFlag is a flag that may be given several times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// cmdMirror keeps a copy of a ResourceSync source in a directory: once
+// (-once), or following it, a run every -every.
+func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlags("mirror", stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: rsbridge mirror -dir DIR [flags] URL\n\nURL: a Source Description, a Capability List, a site (its /.well-known/resourcesync),\na robots.txt, or a page linking rel=\"resourcesync\". Flags:\n")
+		fs.PrintDefaults()
+	}
+	dir := fs.String("dir", "", "directory of the copy (required)")
+	state := fs.String("state", "", "state directory, one process at a time (default: DIR.state)")
+	logPath := fs.String("log", "", "append every change to this JSON-lines file")
+	var sets, headers listFlag
+	fs.Var(&sets, "sets", "only Capability Lists whose URL path matches this pattern (path.Match; repeatable)")
+	fs.Var(&headers, "header", `extra request header, "Name: value" (repeatable; e.g. a bearer token)`)
+	del := fs.Bool("delete", false, "delete the files of resources the source deleted")
+	force := fs.Bool("force", false, "lift the deletion limit")
+	share := fs.Float64("max-delete-share", 0.5, "largest share of a set's copy one run may delete without -force")
+	workers := fs.Int("workers", 8, "GETs at once")
+	delay := fs.Duration("delay", 0, "pause between requests")
+	timeout := fs.Duration("timeout", time.Minute, "per request")
+	retries := fs.Int("retries", 4, "retries of a failed request (backoff, Retry-After)")
+	once := fs.Bool("once", false, "take the baseline or catch up, then exit")
+	every := fs.Duration("every", 10*time.Minute, "without -once: how often to look for changes")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() != 1 || *dir == "" {
+		return usageError{errors.New("give -dir DIR and one URL to start from (rsbridge mirror -h)")}
+	}
+	hdr, err := parseHeaders(headers)
+	if err != nil {
+		return usageError{err}
+	}
+	if *state == "" {
+		*state = strings.TrimRight(*dir, "/") + ".state"
+	}
+	log, _ := newLogger(stderr, *level, "text")
+	progress := newMirrorProgress(stderr, 2*time.Second)
+	m, err := mirror.New(*state, mirror.Options{Dir: *dir, Log: *logPath, Sets: sets, Delete: *del, Force: *force, MaxDeleteShare: *share,
+		Workers: *workers, Delay: *delay, Timeout: *timeout, Retries: *retries, Headers: hdr, Logger: log,
+		UserAgent: "rsbridge-mirror/" + bridge.Version + " (+https://github.com/rsbridge/rsbridge)", Progress: progress.print})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	start := fs.Arg(0)
+	for {
+		err := m.Run(ctx, start)
+		progress.done(m.Counts())
+		switch {
+		case ctx.Err() != nil:
+			return interruptedError{"interrupted; the next run goes on from the last committed batch"}
+		case *once:
+			return err
+		case err != nil:
+			log.Error("mirror run failed; trying again at the next one", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return interruptedError{"stopped; the next run goes on from the last committed batch"}
+		case <-time.After(*every):
+		}
+	}
+}
+
+// parseHeaders reads "Name: value" flags.
+func parseHeaders(lines []string) (http.Header, error) {
+	h := http.Header{}
+	for _, l := range lines {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("-header %q: want \"Name: value\"", l)
+		}
+		h.Add(textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(k)), strings.TrimSpace(v))
+	}
+	return h, nil
+}
+
+// mirrorProgress prints the counts on stderr every so often.
+type mirrorProgress struct {
+	w     io.Writer
+	every time.Duration
+	start time.Time
+	last  time.Time
+}
+
+func newMirrorProgress(w io.Writer, every time.Duration) *mirrorProgress {
+	return &mirrorProgress{w: w, every: every, start: time.Now(), last: time.Now()}
+}
+
+func (p *mirrorProgress) print(c mirror.Counts) {
+	if time.Since(p.last) < p.every {
+		return
+	}
+	p.last = time.Now()
+	p.line("mirroring", c)
+}
+
+func (p *mirrorProgress) done(c mirror.Counts) { p.line("done", c) }
+
+func (p *mirrorProgress) line(state string, c mirror.Counts) {
+	took := time.Since(p.start).Seconds()
+	taken := c.FromDump + c.Fetched
+	fmt.Fprintf(p.w, "%s: %d sets, %d resources taken (%d from dumps, %d by GET, %.0f/s, %.1f MB), %d shared between sets, %d unchanged, %d created, %d updated, %d deleted, %d kept (no -delete), %d failed\n",
+		state, c.Sets, taken, c.FromDump, c.Fetched, float64(taken)/max(took, 0.001), float64(c.Bytes)/1e6, c.Shared, c.Unchanged, c.Created, c.Updated, c.Deleted, c.Kept, c.Failed)
+}
