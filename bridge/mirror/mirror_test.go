@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,5 +261,68 @@ func TestMirrorSharesAcrossSets(t *testing.T) {
 	s.checkCopy(dir)
 	if n, _ := s.resourceGETs(); n != 60 {
 		t.Errorf("%d resource GETs in all, want 60 (one per record, none after the deletions)", n)
+	}
+}
+
+// TestMirrorResumesWhereItStopped: runs cut short at several points (a
+// cancel, as a kill would stop them, in the baseline by GET and in the
+// changes) leave a copy the next run completes, and no resource the state
+// committed before a cut is fetched again unless the source changed it.
+func TestMirrorResumesWhereItStopped(t *testing.T) {
+	s := newRsbridge(t, 300)
+	dir, state := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	committedAt := map[string]int64{} // resource path → its GETs when the state first held it
+	changed := map[string]bool{}
+	cuts := 0
+	for cut := 1; ; cut++ {
+		runCtx, cancel := context.WithCancel(ctx)
+		m, err := New(state, Options{Dir: dir, Delete: true, Batch: 16, Workers: 4, Now: s.clk.now, Progress: func(c Counts) {
+			if c.Created+c.Updated == 40 {
+				cancel() // mid-run: some batches committed, one in flight
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Run(runCtx, s.srv.URL)
+		cancel()
+		m.state.Resources(ctx, s.src.All(s.cfg.Repositories[0], "oai_dc").CapabilityList(), func(r *store.MirrorResource) error {
+			u, _ := neturl.Parse(r.URI)
+			if _, seen := committedAt[u.Path]; !seen {
+				n, _ := s.gets.Load(u.Path)
+				committedAt[u.Path] = n.(*atomic.Int64).Load()
+			}
+			return nil
+		})
+		m.Close()
+		if err == nil {
+			break
+		}
+		cuts++
+		if cut > 20 {
+			t.Fatalf("still not done after %d cut-short runs: %v", cut, err)
+		}
+		if cut == 3 {
+			// Changes arrive while the mirror is behind.
+			at := s.clk.add(time.Minute)
+			for i := range 20 {
+				s.up.Update(i, at)
+				u, _ := neturl.Parse(source.ResourceURL(s.src.Base(), "demo", "oai_dc", s.up.Identifier(i)))
+				changed[u.Path] = true
+			}
+			s.clk.add(time.Minute)
+			s.harvest()
+		}
+	}
+	s.checkCopy(dir)
+	for p, then := range committedAt {
+		n, _ := s.gets.Load(p)
+		if now := n.(*atomic.Int64).Load(); now != then && !changed[p] {
+			t.Errorf("%s: fetched %d times, %d of them after the state held it", p, now, now-then)
+		}
+	}
+	if len(committedAt) != 300 || cuts < 4 {
+		t.Errorf("the state holds %d resources after %d cut-short runs, want 300 after at least 4", len(committedAt), cuts)
 	}
 }
