@@ -207,7 +207,7 @@ func (r *setRun) record(g got) error {
 			c.Updated++
 		}
 		switch g.from {
-		case "dump":
+		case "dump", "change-dump":
 			c.FromDump++
 		case "shared":
 			c.Shared++

@@ -44,21 +44,57 @@ func (r *setRun) changes(ctx context.Context) error {
 		}
 		slices.SortStableFunc(lists, func(a, b list) int { return a.from.Compare(b.from) })
 	}
+	packages, err := r.changeDumps(ctx)
+	if err != nil {
+		return err
+	}
 	for _, l := range lists {
 		if !l.until.IsZero() && (!l.until.After(r.st.Through) || !r.st.Lists[l.loc].IsZero()) {
 			continue // closed and applied
 		}
-		ld := l.doc
-		if ld == nil {
-			if ld, _, err = r.m.f.doc(ctx, l.loc); err != nil {
+		if pkg, ok := packages[[2]time.Time{l.from, l.until}]; ok && !l.until.IsZero() {
+			done, err := r.fromChangeDump(ctx, pkg, l.loc, l.until)
+			if err != nil {
 				return err
 			}
+			if done {
+				continue
+			}
 		}
-		if err := r.applyList(ctx, l.loc, ld); err != nil {
+		if err := r.pullList(ctx, l.loc, l.doc, l.until.IsZero()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pullList reads one Change List and applies it; the open list is asked
+// for with its last ETag, and an unchanged one costs a 304.
+func (r *setRun) pullList(ctx context.Context, loc string, doc *rsync.Document, open bool) error {
+	if doc == nil {
+		etag := ""
+		if open && r.st.OpenList == loc {
+			etag = r.st.OpenETag
+		}
+		d, resp, err := r.m.f.docIf(ctx, loc, etag)
+		if err != nil {
+			return err
+		}
+		if d == nil {
+			return nil // not modified
+		}
+		doc = d
+		if err := r.applyList(ctx, loc, doc); err != nil {
+			return err
+		}
+		if open {
+			// Only a list applied whole may be skipped when unchanged.
+			r.st.OpenList, r.st.OpenETag = loc, resp.Header.Get("ETag")
+			return r.commit()
+		}
+		return nil
+	}
+	return r.applyList(ctx, loc, doc)
 }
 
 // applyList applies one Change List's changes at or after Through.

@@ -157,9 +157,22 @@ func retryAfter(v string, maxWait time.Duration) time.Duration {
 
 // doc fetches and parses a ResourceSync document, at most maxDoc bytes.
 func (f *fetcher) doc(ctx context.Context, url string) (*rsync.Document, *http.Response, error) {
-	resp, err := f.get(ctx, url, nil)
+	return f.docIf(ctx, url, "")
+}
+
+// docIf is doc with If-None-Match: a 304 answers a nil document.
+func (f *fetcher) docIf(ctx context.Context, url, etag string) (*rsync.Document, *http.Response, error) {
+	var hdr http.Header
+	if etag != "" {
+		hdr = http.Header{"If-None-Match": {etag}}
+	}
+	resp, err := f.get(ctx, url, hdr)
 	if err != nil {
 		return nil, nil, err
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		resp.Body.Close()
+		return nil, resp, nil
 	}
 	defer resp.Body.Close()
 	body := &io.LimitedReader{R: resp.Body, N: f.maxDoc + 1}

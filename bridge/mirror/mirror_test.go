@@ -326,3 +326,63 @@ func TestMirrorResumesWhereItStopped(t *testing.T) {
 		t.Errorf("the state holds %d resources after %d cut-short runs, want 300 after at least 4", len(committedAt), cuts)
 	}
 }
+
+// TestMirrorCatchesUpFromChangeDumps: once its Change List is closed and
+// dumped, a mirror catches up from the Change Dump package (no resource
+// GET), deletions included; the closed list is not read again by later
+// runs.
+func TestMirrorCatchesUpFromChangeDumps(t *testing.T) {
+	s := newRsbridge(t, 50)
+	s.dump()
+	dir := t.TempDir()
+	m, err := New(t.TempDir(), Options{Dir: dir, Delete: true, Now: s.clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	at := s.clk.add(time.Minute)
+	for i := range 8 {
+		s.up.Update(i, at)
+	}
+	s.up.Delete(10, at)
+	s.up.Add(at)
+	s.clk.add(time.Minute)
+	s.harvest()
+	// The hour passes: the list with these changes closes and is dumped.
+	s.clk.add(2 * time.Hour)
+	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.now})
+	d.Work(ctx)
+	if err := d.LastError(); err != nil {
+		t.Fatal(err)
+	}
+	before := m.Counts()
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	s.checkCopy(dir)
+	c := m.Counts()
+	if got := c.FromDump - before.FromDump; got != 9 || c.Deleted != 1 {
+		t.Errorf("catch-up: %d files from the Change Dump, %d deleted; want 9 and 1 (%+v)", got, c.Deleted, c)
+	}
+	if n, _ := s.resourceGETs(); n != 0 {
+		t.Errorf("%d resource GETs; the Change Dump holds every change", n)
+	}
+	var listGETs atomic.Int64
+	inner := s.srv.Config.Handler
+	s.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/changelist-") {
+			listGETs.Add(1)
+		}
+		inner.ServeHTTP(w, r)
+	})
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if n := listGETs.Load(); n > 1 {
+		t.Errorf("a later run read %d Change Lists; closed ones are applied, only the open one is read", n)
+	}
+}
