@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -171,6 +172,10 @@ func (r *setRun) write(w want, rd io.Reader, from string) got {
 // record enters a written resource into the state and the change log; the
 // batch commits every opts.Batch files.
 func (r *setRun) record(g got) error {
+	if g.err != nil && (g.from == "dump" || g.from == "change-dump") {
+		r.m.quirk(r.set.CapabilityList, "a package file disagrees with its manifest; it is fetched by GET: "+g.err.Error())
+		return nil
+	}
 	if g.err != nil {
 		r.failed++
 		r.m.count(func(c *Counts) { c.Failed++ })
@@ -244,36 +249,60 @@ func (r *setRun) commit() error {
 	return r.batch.Commit()
 }
 
-// download GETs a resource into its place, unless another set of the run
-// holds it as the source describes it: then its file serves this set too.
-func (r *setRun) download(ctx context.Context, w want, from string) got {
-	if cur, err := r.elsewhere(w); err != nil {
-		return got{w: w, from: from, err: err}
-	} else if cur != nil {
-		return got{w: w, rel: cur.Path, n: cur.Length, md5: cur.MD5, sha: cur.SHA256, from: "shared"}
-	}
-	resp, err := r.m.f.get(ctx, w.uri, nil)
-	if err != nil {
-		return got{w: w, from: from, err: err}
-	}
-	defer resp.Body.Close()
-	return r.write(w, resp.Body, from)
+// job is one resource for the pool: bytes already read (a package
+// file), a result already computed, or nothing (a GET).
+type job struct {
+	w    want
+	from string
+	body []byte
+	done *got
 }
 
-// fetchAll GETs what produce sends, opts.Workers at a time, and records
-// each in the state as it arrives. A resource that cannot be taken is
-// counted and left for the next run; a state or log failure stops it.
+// take writes one job's resource into its place, unless another set of
+// the run holds it as the source describes it: then its file serves this
+// set too.
+func (r *setRun) take(ctx context.Context, j job) got {
+	if j.done != nil {
+		return *j.done
+	}
+	if cur, err := r.elsewhere(j.w); err != nil {
+		return got{w: j.w, from: j.from, err: err}
+	} else if cur != nil {
+		return got{w: j.w, rel: cur.Path, n: cur.Length, md5: cur.MD5, sha: cur.SHA256, from: "shared"}
+	}
+	if j.body != nil {
+		return r.write(j.w, bytes.NewReader(j.body), j.from)
+	}
+	resp, err := r.m.f.get(ctx, j.w.uri, nil)
+	if err != nil {
+		return got{w: j.w, from: j.from, err: err}
+	}
+	defer resp.Body.Close()
+	return r.write(j.w, resp.Body, j.from)
+}
+
+// fetchAll GETs what produce sends (see pool).
 func (r *setRun) fetchAll(ctx context.Context, from string, produce func(send func(want) error) error) error {
+	return r.pool(ctx, func(send func(job) error) error {
+		return produce(func(w want) error { return send(job{w: w, from: from}) })
+	})
+}
+
+// pool takes what produce sends, opts.Workers at a time (files are
+// created in parallel: one at a time is slow on common file systems), and
+// records each in the state as it arrives. A resource that cannot be taken
+// is counted and left for the next run; a state or log failure stops it.
+func (r *setRun) pool(ctx context.Context, produce func(send func(job) error) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs, results := make(chan want), make(chan got)
+	jobs, results := make(chan job), make(chan got)
 	var prodErr error
 	var producer, workers sync.WaitGroup
 	producer.Go(func() {
 		defer close(jobs)
-		prodErr = produce(func(w want) error {
+		prodErr = produce(func(j job) error {
 			select {
-			case jobs <- w:
+			case jobs <- j:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -282,9 +311,9 @@ func (r *setRun) fetchAll(ctx context.Context, from string, produce func(send fu
 	})
 	for range r.m.opts.Workers {
 		workers.Go(func() {
-			for w := range jobs {
+			for j := range jobs {
 				select {
-				case results <- r.download(ctx, w, from):
+				case results <- r.take(ctx, j):
 				case <-ctx.Done():
 					return
 				}

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -128,6 +129,23 @@ func (r *setRun) unpack(ctx context.Context, loc string) error {
 		}
 		files[me.MD.Path] = wantOf(loc, me)
 	}
+	return r.pool(ctx, func(send func(job) error) error {
+		return r.unpackFiles(ctx, z, loc, "dump", func(name string) (want, bool) {
+			w, ok := files["/"+name]
+			return w, ok
+		}, send)
+	})
+}
+
+// inMemory is the largest package file handed to the pool as bytes;
+// larger ones are written as they stream.
+const inMemory = 1 << 20
+
+// unpackFiles reads a package's files after manifest.xml and sends each
+// the manifest names (lookup) and the copy lacks to the pool: small ones
+// as bytes, so several are created at once, large ones written as they
+// stream. Unsafe names and files the manifest does not name are skipped.
+func (r *setRun) unpackFiles(ctx context.Context, z *zipstream.Reader, loc, from string, lookup func(string) (want, bool), send func(job) error) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -139,7 +157,7 @@ func (r *setRun) unpack(ctx context.Context, loc string) error {
 		if err != nil {
 			return err
 		}
-		w, ok := files["/"+e.Name]
+		w, ok := lookup(e.Name)
 		if !ok || strings.HasPrefix(e.Name, "/") || slices.Contains(strings.Split(e.Name, "/"), "..") {
 			r.m.quirk(loc, fmt.Sprintf("a package file the manifest does not name, or an unsafe name, skipped: %q", e.Name))
 			continue
@@ -152,19 +170,23 @@ func (r *setRun) unpack(ctx context.Context, loc string) error {
 			r.m.count(func(c *Counts) { c.Unchanged++ })
 			continue
 		}
-		if shared, err := r.share(w); err != nil || shared {
-			if err != nil {
-				return err
-			}
-			continue
+		j := job{w: w, from: from}
+		buf, err := io.ReadAll(io.LimitReader(z, inMemory+1))
+		switch {
+		case err != nil:
+			g := got{w: w, from: from, err: err}
+			j.done = &g
+		case len(buf) <= inMemory:
+			j.body = buf
+		default:
+			g := r.write(w, io.MultiReader(bytes.NewReader(buf), z), from)
+			j.done = &g
 		}
-		g := r.write(w, z, "dump")
-		if g.err != nil {
-			r.m.quirk(loc, "a package file disagrees with its manifest; it is fetched from the Resource List: "+g.err.Error())
-			continue
-		}
-		if err := r.record(g); err != nil {
+		if err := send(j); err != nil {
 			return err
+		}
+		if err != nil && !errors.Is(err, zipstream.ErrChecksum) {
+			return err // the stream is broken: the rest of the package is lost
 		}
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/rsbridge/rsbridge/rsync"
@@ -72,7 +70,18 @@ func (r *setRun) fromChangeDump(ctx context.Context, pkg, listLoc string, until 
 			byPath[w.path] = uri
 		}
 	}
-	if err := r.unpackChanges(ctx, z, latest, byPath); err != nil {
+	err = r.pool(ctx, func(send func(job) error) error {
+		err := r.unpackFiles(ctx, z, pkg, "change-dump", func(name string) (want, bool) {
+			uri, ok := byPath["/"+name]
+			return latest[uri].want, ok
+		}, send)
+		if err != nil && ctx.Err() == nil {
+			r.m.quirk(pkg, "a Change Dump package broke off; the rest comes by GET: "+err.Error())
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		return true, err
 	}
 	if err := r.commit(); err != nil { // holds sees what the package gave
@@ -149,42 +158,4 @@ func (r *setRun) changeManifest(z *zipstream.Reader, pkg string) (map[string]dum
 		latest[w.uri] = dumpChange{want: w, path: me.MD.Path}
 	}
 	return latest, order, nil
-}
-
-// unpackChanges writes the package's files that hold the last change of a
-// resource; the others (earlier changes, names the manifest does not give)
-// are skipped.
-func (r *setRun) unpackChanges(ctx context.Context, z *zipstream.Reader, latest map[string]dumpChange, byPath map[string]string) error {
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		e, err := z.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			r.m.quirk("change dump", "a Change Dump package broke off; the rest comes by GET: "+err.Error())
-			return nil
-		}
-		uri, ok := byPath["/"+e.Name]
-		if !ok || strings.HasPrefix(e.Name, "/") || slices.Contains(strings.Split(e.Name, "/"), "..") {
-			continue
-		}
-		w := latest[uri].want
-		if held, err := r.holds(w); err != nil || held {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		g := r.write(w, z, "change-dump")
-		if g.err != nil {
-			r.m.quirk("change dump", "a Change Dump file disagrees with its manifest; it is fetched by GET: "+g.err.Error())
-			continue
-		}
-		if err := r.record(g); err != nil {
-			return err
-		}
-	}
 }

@@ -27,11 +27,12 @@ import (
 
 // Options configure a mirror.
 type Options struct {
-	Dir    string   // the copy
-	Log    string   // the JSON-lines change log ("" = none)
-	Sets   []string // path.Match patterns of Capability List paths ("" = all)
-	Delete bool     // delete files the source deleted
-	Force  bool     // lift the deletion limit
+	Dir     string   // the copy
+	Log     string   // the JSON-lines change log ("" = none)
+	Sets    []string // path.Match patterns of Capability List paths ("" = all)
+	Delete  bool     // delete files the source deleted
+	NoDumps bool     // take baselines and changes from the lists alone (GETs)
+	Force   bool     // lift the deletion limit
 	// MaxDeleteShare is the largest share of a set's copy one run may
 	// delete without Force (default 0.5).
 	MaxDeleteShare float64
@@ -177,6 +178,9 @@ func (m *Mirror) runSet(ctx context.Context, s Set) error {
 	st, err := m.state.Set(s.CapabilityList)
 	if err != nil {
 		return err
+	}
+	if m.opts.NoDumps {
+		s.ResourceDump, s.ChangeDump = "", ""
 	}
 	r := &setRun{m: m, set: s, st: st, batch: m.state.Batch(), live: -1}
 	if !st.BaselineDone {

@@ -40,7 +40,7 @@ func (c *clock) add(d time.Duration) time.Time {
 // rsbridgeSource is a running rsbridge over a synthetic repository: the
 // source a mirror follows in these tests.
 type rsbridgeSource struct {
-	t     *testing.T
+	t     testing.TB
 	clk   *clock
 	up    *oaiserver.Synthetic
 	cfg   *config.Config
@@ -52,14 +52,23 @@ type rsbridgeSource struct {
 	gets  sync.Map // resource URL → *atomic.Int64: GETs of resources
 }
 
-func newRsbridge(t *testing.T, records int) *rsbridgeSource { return newRsbridgeSets(t, records, -1) }
+func newRsbridge(t testing.TB, records int) *rsbridgeSource {
+	return newRsbridgeWith(t, oaiserver.Options{Records: records, PageSize: 50, SetCount: -1}, "")
+}
 
 // newRsbridgeSets is newRsbridge with OAI sets (-1: none), each published
 // as a resource set beside all records.
-func newRsbridgeSets(t *testing.T, records, sets int) *rsbridgeSource {
+func newRsbridgeSets(t testing.TB, records, sets int) *rsbridgeSource {
+	return newRsbridgeWith(t, oaiserver.Options{Records: records, PageSize: 50, SetCount: sets}, "")
+}
+
+// newRsbridgeWith serves the synthetic repository o describes, with the
+// store in storeDir ("" = in memory).
+func newRsbridgeWith(t testing.TB, o oaiserver.Options, storeDir string) *rsbridgeSource {
 	t.Helper()
 	s := &rsbridgeSource{t: t, clk: &clock{t: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}, dumps: t.TempDir()}
-	s.up = oaiserver.New(oaiserver.Options{Records: records, PageSize: 50, SetCount: sets, Now: s.clk.now})
+	o.Now = s.clk.now
+	s.up = oaiserver.New(o)
 	upSrv := httptest.NewServer(s.up)
 	t.Cleanup(upSrv.Close)
 	s.srv = httptest.NewUnstartedServer(nil)
@@ -70,7 +79,7 @@ func newRsbridgeSets(t *testing.T, records, sets int) *rsbridgeSource {
 		t.Fatal(err)
 	}
 	s.cfg = cfg
-	if s.db, err = store.Open(store.Options{InMemory: true, Now: s.clk.now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour}); err != nil {
+	if s.db, err = store.Open(store.Options{InMemory: storeDir == "", Dir: storeDir, Now: s.clk.now, ChangeListLimit: 50000, ChangeListPeriod: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.db.Close() })

@@ -14,7 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rsbridge/rsbridge/rsync"
 )
@@ -67,7 +70,8 @@ type sink struct {
 	logPath string
 	log     *os.File
 	logBuf  *bufio.Writer
-	logLen  int64 // bytes written, committed or not
+	logLen  int64    // bytes written, committed or not
+	dirs    sync.Map // directories known to exist: one stat fewer per file
 }
 
 // openSink opens the copy at dir and its change log, cut back to the
@@ -75,6 +79,13 @@ type sink struct {
 // did not commit; the batch is redone).
 func openSink(dir, logPath string, committed int64) (*sink, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// Files a crash left half written are of no use.
+	if err := os.RemoveAll(filepath.Join(dir, tmpDir)); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(filepath.Join(dir, tmpDir), 0o755); err != nil {
 		return nil, err
 	}
 	s := &sink{dir: dir, logPath: logPath}
@@ -124,16 +135,33 @@ func (s *sink) note(l logLine) error {
 	return err
 }
 
-// flush makes the log lines durable; it returns the log's length, which
+// flush makes the files written so far and the log lines durable, before
+// the state says they are there: one syncfs(2) of the copy's file system
+// (and the log's, when it is elsewhere). It returns the log's length, which
 // the state then commits.
 func (s *sink) flush() (int64, error) {
-	if s.log == nil {
-		return 0, nil
+	if s.log != nil {
+		if err := s.logBuf.Flush(); err != nil {
+			return 0, err
+		}
+		if err := s.log.Sync(); err != nil {
+			return 0, err
+		}
 	}
-	if err := s.logBuf.Flush(); err != nil {
-		return 0, err
+	return s.logLen, syncFS(s.dir)
+}
+
+// syncFS flushes the file system that holds dir.
+func syncFS(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
 	}
-	return s.logLen, s.log.Sync()
+	defer d.Close()
+	if err := unix.Syncfs(int(d.Fd())); err != nil {
+		return fmt.Errorf("syncfs %s: %w", dir, err)
+	}
+	return nil
 }
 
 func (s *sink) close() error {
@@ -155,18 +183,29 @@ type file struct {
 	maxLen int64
 }
 
+// tmpDir holds files being written, below the copy's directory (so a
+// rename puts them in place) but apart from it: creating a file in a
+// directory of many thousands is slow on common file systems, and a
+// name starting with "." is one rsync.SafeName never gives a resource.
+const tmpDir = ".rsbridge-tmp"
+
 // create starts the file of a resource; maxLen bounds what it may hold.
 func (s *sink) create(rel string, maxLen int64) (*file, error) {
 	final := filepath.Join(s.dir, rel)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return nil, fmt.Errorf("%s: %w (a file and a directory of the copy may share a name)", rel, err)
+	if parent := filepath.Dir(final); !s.known(parent) {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return nil, fmt.Errorf("%s: %w (a file and a directory of the copy may share a name)", rel, err)
+		}
+		s.dirs.Store(parent, true)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(final), ".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "*")
 	if err != nil {
 		return nil, err
 	}
 	return &file{sink: s, rel: rel, tmp: tmp, md5: md5.New(), sha: sha256.New(), maxLen: maxLen}, nil
 }
+
+func (s *sink) known(dir string) bool { _, ok := s.dirs.Load(dir); return ok }
 
 var errTooLong = errors.New("longer than the source says")
 
@@ -191,12 +230,11 @@ func (f *file) abandon() {
 	os.Remove(f.tmp.Name())
 }
 
-// commit syncs the file, renames it into place and gives it its time.
+// commit renames the file into place and gives it its time. It is not
+// synced here: the batch syncs the copy's file system once before the
+// state commits (sink.sync), one call instead of one per file.
 func (f *file) commit(modified time.Time) error {
-	err := f.tmp.Sync()
-	if cerr := f.tmp.Close(); err == nil {
-		err = cerr
-	}
+	err := f.tmp.Close()
 	final := filepath.Join(f.sink.dir, f.rel)
 	if err == nil {
 		err = os.Rename(f.tmp.Name(), final)

@@ -36,6 +36,7 @@ func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&sets, "sets", "only Capability Lists whose URL path matches this pattern (path.Match; repeatable)")
 	fs.Var(&headers, "header", `extra request header, "Name: value" (repeatable; e.g. a bearer token)`)
 	del := fs.Bool("delete", false, "delete the files of resources the source deleted")
+	noDumps := fs.Bool("no-dumps", false, "ignore Resource and Change Dumps: everything by GET, guided by the lists")
 	force := fs.Bool("force", false, "lift the deletion limit")
 	share := fs.Float64("max-delete-share", 0.5, "largest share of a set's copy one run may delete without -force")
 	workers := fs.Int("workers", 8, "GETs at once")
@@ -63,7 +64,7 @@ func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log, _ := newLogger(stderr, *level, "text")
 	progress := newMirrorProgress(stderr, 2*time.Second)
-	m, err := mirror.New(*state, mirror.Options{Dir: *dir, Log: *logPath, Sets: sets, Delete: *del, Force: *force, MaxDeleteShare: *share,
+	m, err := mirror.New(*state, mirror.Options{Dir: *dir, Log: *logPath, Sets: sets, Delete: *del, NoDumps: *noDumps, Force: *force, MaxDeleteShare: *share,
 		Workers: *workers, Delay: *delay, Timeout: *timeout, Retries: *retries, Headers: hdr, Logger: log,
 		UserAgent: "rsbridge-mirror/" + bridge.Version + " (+https://github.com/rsbridge/rsbridge)", Progress: progress.print})
 	if err != nil {

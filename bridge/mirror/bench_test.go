@@ -1,0 +1,93 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+)
+
+// BenchmarkMirror measures the rsbridge mirror command, run as its own
+// process against an rsbridge of N records (RSBRIDGE_BENCH_RECORDS,
+// default 20,000; RSBRIDGE_BENCH_RECORD_BYTES, default 2,048): a baseline
+// from the Resource Dump against one from the Resource List with GETs (8
+// at a time), then a catch-up of 1,000 changes from the Change Dump
+// against one by GETs; each with its wall time and peak RSS.
+//
+//	go test -run '^$' -bench BenchmarkMirror -benchtime 1x -timeout 60m ./bridge/mirror/
+func BenchmarkMirror(b *testing.B) {
+	n := envInt("RSBRIDGE_BENCH_RECORDS", 20000)
+	size := envInt("RSBRIDGE_BENCH_RECORD_BYTES", 2048)
+	bin := filepath.Join(b.TempDir(), "rsbridge")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rsbridge/rsbridge/cmd/rsbridge").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	start := time.Now()
+	s := newRsbridgeWith(b, oaiserver.Options{Records: n, PageSize: 500, SetCount: -1, RecordBytes: size}, b.TempDir())
+	s.dump()
+	b.Logf("source of %d records of about %d bytes ready in %v", n, size, time.Since(start).Round(time.Second))
+	copies := map[string][2]string{"dump": {b.TempDir(), b.TempDir()}, "get": {b.TempDir(), b.TempDir()}}
+	run := func(b *testing.B, name string, extra ...string) {
+		c := copies[name]
+		args := append([]string{"mirror", "-once", "-dir", c[0], "-state", c[1], "-workers", "8"}, extra...)
+		cmd := exec.Command(bin, append(args, s.srv.URL)...)
+		began := time.Now()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+		took := time.Since(began)
+		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
+		b.ReportMetric(took.Seconds(), "s")
+		b.ReportMetric(float64(rss)/1024, "peak-RSS-MiB")
+		b.Logf("%s", out)
+	}
+	b.Run(fmt.Sprintf("baseline/records=%d/dump", n), func(b *testing.B) {
+		for b.Loop() {
+			run(b, "dump")
+		}
+	})
+	b.Run(fmt.Sprintf("baseline/records=%d/get", n), func(b *testing.B) {
+		for b.Loop() {
+			run(b, "get", "-no-dumps")
+		}
+	})
+	// 1,000 changes, their list closed and dumped.
+	at := s.clk.add(time.Minute)
+	for i := range 1000 {
+		s.up.Update(i*(n/1000), at)
+	}
+	s.clk.add(time.Minute)
+	s.harvest()
+	s.clk.add(2 * time.Hour)
+	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.now})
+	d.Work(context.Background())
+	if err := d.LastError(); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("catch-up/changes=1000/change-dump", func(b *testing.B) {
+		for b.Loop() {
+			run(b, "dump")
+		}
+	})
+	b.Run("catch-up/changes=1000/get", func(b *testing.B) {
+		for b.Loop() {
+			run(b, "get", "-no-dumps")
+		}
+	})
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
