@@ -92,10 +92,12 @@ func readAll(r io.Reader) ([]byte, error) {
 // parseFast feed it the same events for the same input.
 type builder struct {
 	doc              Document
+	emit             func(*Document, Entry) error // Stream: entries go here, not into doc
 	cur              *Entry
 	text             []byte
 	inLoc, inLastmod bool
 	depth            int
+	count            int // entries emitted
 }
 
 // start is an element's start; attrs are only needed for rs:md and rs:ln.
@@ -167,23 +169,42 @@ func (p *builder) end(local string) error {
 		if p.cur.Loc == "" {
 			return fmt.Errorf("rsync: entry without <loc>")
 		}
-		p.doc.Entries = append(p.doc.Entries, *p.cur)
+		if p.emit != nil {
+			if err := p.emit(&p.doc, *p.cur); err != nil {
+				return err
+			}
+			p.count++
+		} else {
+			p.doc.Entries = append(p.doc.Entries, *p.cur)
+		}
 		p.cur = nil
 	}
 	return nil
 }
 
 func (p *builder) finish() (*Document, error) {
-	if p.depth != 0 || (p.doc.MD == MD{} && len(p.doc.Entries) == 0) {
+	if p.depth != 0 || (p.doc.MD == MD{} && len(p.doc.Entries) == 0 && p.count == 0) {
 		return nil, fmt.Errorf("rsync: incomplete document")
 	}
 	return &p.doc, nil
 }
 
+// Stream reads a document entry by entry, in constant memory: each entry
+// goes to fn as soon as it is read, with the document's root rs:md and
+// links as read so far (sitemaps put them before the entries), and the
+// Document returned holds no entries. An error from fn stops the read and
+// is returned. It reads with encoding/xml, several times slower than
+// Parse, for documents too large to hold (a 50,000-entry list is 50 MB of
+// XML and more once parsed).
+func Stream(r io.Reader, fn func(*Document, Entry) error) (*Document, error) {
+	return decode(r, &builder{emit: fn})
+}
+
 // parseXML parses with encoding/xml.
-func parseXML(r io.Reader) (*Document, error) {
+func parseXML(r io.Reader) (*Document, error) { return decode(r, &builder{}) }
+
+func decode(r io.Reader, p *builder) (*Document, error) {
 	d := xml.NewDecoder(r)
-	var p builder
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {

@@ -117,17 +117,17 @@ func (r *setRun) unpack(ctx context.Context, loc string) error {
 	if e.Name != "manifest.xml" {
 		return fmt.Errorf("the first file is %q, not manifest.xml (RS-092)", e.Name)
 	}
-	manifest, err := rsync.Parse(io.LimitReader(z, r.m.opts.MaxDocBytes))
-	if err != nil {
-		return fmt.Errorf("manifest.xml: %w", err)
-	}
-	files := make(map[string]want, len(manifest.Entries))
-	for _, me := range manifest.Entries {
+	files := map[string]want{}
+	_, err = rsync.Stream(io.LimitReader(z, r.m.opts.MaxDocBytes), func(_ *rsync.Document, me rsync.Entry) error {
 		if me.MD == nil || me.MD.Path == "" {
 			r.m.quirk(loc, "a manifest entry without rs:md path (RS-096)")
-			continue
+			return nil
 		}
 		files[me.MD.Path] = wantOf(loc, me)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("manifest.xml: %w", err)
 	}
 	return r.pool(ctx, func(send func(job) error) error {
 		return r.unpackFiles(ctx, z, loc, "dump", func(name string) (want, bool) {
@@ -191,42 +191,41 @@ func (r *setRun) unpackFiles(ctx context.Context, z *zipstream.Reader, loc, from
 	}
 }
 
-// fromList reads the Resource List (or each page of its index) and GETs
-// every resource the copy lacks or holds differently; it returns the
-// earliest at of what it read.
+// fromList reads the Resource List (or each page of its index) as it
+// streams and GETs every resource the copy lacks or holds differently; it
+// returns the earliest at of what it read.
 func (r *setRun) fromList(ctx context.Context) (time.Time, error) {
-	doc, _, err := r.m.f.doc(ctx, r.set.ResourceList)
-	if err != nil {
-		return time.Time{}, err
-	}
-	if doc.MD.Capability != rsync.ResourceList {
-		return time.Time{}, fmt.Errorf("%s: capability %q, want resourcelist", r.set.ResourceList, doc.MD.Capability)
-	}
-	at := doc.MD.At
-	pages := []string{r.set.ResourceList}
-	if doc.Index {
-		pages = nil
-		for _, e := range doc.Entries {
-			pages = append(pages, resolve(r.set.ResourceList, e.Loc))
-		}
-	}
 	if err := r.commit(); err != nil { // the dump's files are visible to holds
 		return time.Time{}, err
 	}
-	err = r.fetchAll(ctx, "list", func(send func(want) error) error {
-		for _, p := range pages {
-			page := doc
-			if doc.Index {
-				if page, _, err = r.m.f.doc(ctx, p); err != nil {
-					return err
-				}
-				if !page.MD.At.IsZero() && (at.IsZero() || page.MD.At.Before(at)) {
-					at = page.MD.At
-				}
+	var at time.Time
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	err := r.fetchAll(ctx, "list", func(send func(want) error) error {
+		var pages []string
+		doc, _, err := r.m.f.stream(ctx, r.set.ResourceList, "", func(d *rsync.Document, e rsync.Entry) error {
+			if d.MD.Capability != rsync.ResourceList {
+				return fmt.Errorf("capability %q, want resourcelist", d.MD.Capability)
 			}
-			if err := r.sendMissing(p, page, send); err != nil {
+			if d.Index {
+				pages = append(pages, resolve(r.set.ResourceList, e.Loc))
+				return nil
+			}
+			return r.sendMissing(r.set.ResourceList, e, send)
+		})
+		if err != nil {
+			return err
+		}
+		earliest(doc.MD.At)
+		for _, p := range pages {
+			page, _, err := r.m.f.stream(ctx, p, "", func(_ *rsync.Document, e rsync.Entry) error { return r.sendMissing(p, e, send) })
+			if err != nil {
 				return err
 			}
+			earliest(page.MD.At)
 		}
 		return nil
 	})
@@ -239,21 +238,16 @@ func (r *setRun) fromList(ctx context.Context) (time.Time, error) {
 	return at, r.commit()
 }
 
-// sendMissing sends the entries of a list page the copy does not hold.
-func (r *setRun) sendMissing(page string, doc *rsync.Document, send func(want) error) error {
-	for _, e := range doc.Entries {
-		w := wantOf(page, e)
-		ok, err := r.holds(w)
-		if err != nil {
-			return err
-		}
-		if ok {
-			r.m.count(func(c *Counts) { c.Unchanged++ })
-			continue
-		}
-		if err := send(w); err != nil {
-			return err
-		}
+// sendMissing sends a list entry to be fetched unless the copy holds it.
+func (r *setRun) sendMissing(page string, e rsync.Entry, send func(want) error) error {
+	w := wantOf(page, e)
+	ok, err := r.holds(w)
+	if err != nil {
+		return err
 	}
-	return nil
+	if ok {
+		r.m.count(func(c *Counts) { c.Unchanged++ })
+		return nil
+	}
+	return send(w)
 }

@@ -1,13 +1,16 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,16 +42,41 @@ func BenchmarkMirror(b *testing.B) {
 		c := copies[name]
 		args := append([]string{"mirror", "-once", "-dir", c[0], "-state", c[1], "-workers", "8"}, extra...)
 		cmd := exec.Command(bin, append(args, s.srv.URL)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
 		began := time.Now()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			b.Fatalf("%v\n%s", err, out)
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
 		}
-		took := time.Since(began)
-		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
-		b.ReportMetric(took.Seconds(), "s")
-		b.ReportMetric(float64(rss)/1024, "peak-RSS-MiB")
-		b.Logf("%s", out)
+		// rusage's maxrss would count the benchmark's own pages (the child
+		// starts as a copy of it): the child's VmHWM, read until it exits,
+		// is its own.
+		var hwm atomic.Int64
+		stop := make(chan struct{})
+		var poll sync.WaitGroup
+		poll.Go(func() {
+			t := time.NewTicker(20 * time.Millisecond)
+			defer t.Stop()
+			for {
+				if kib := vmHWM(cmd.Process.Pid); kib > hwm.Load() {
+					hwm.Store(kib)
+				}
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+			}
+		})
+		err := cmd.Wait()
+		close(stop)
+		poll.Wait()
+		if err != nil {
+			b.Fatalf("%v\n%s", err, out.Bytes())
+		}
+		b.ReportMetric(time.Since(began).Seconds(), "s")
+		b.ReportMetric(float64(hwm.Load())/1024, "peak-RSS-MiB")
+		b.Logf("%s", out.Bytes())
 	}
 	b.Run(fmt.Sprintf("baseline/records=%d/dump", n), func(b *testing.B) {
 		for b.Loop() {
@@ -83,6 +111,21 @@ func BenchmarkMirror(b *testing.B) {
 			run(b, "get", "-no-dumps")
 		}
 	})
+}
+
+// vmHWM is a process's peak resident set (KiB), 0 once it is gone.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func envInt(name string, def int) int {

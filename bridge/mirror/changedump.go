@@ -118,7 +118,7 @@ func (r *setRun) fromChangeDump(ctx context.Context, pkg, listLoc string, until 
 		r.commit()
 		return true, err
 	}
-	r.advance(listLoc, &rsync.Document{MD: rsync.MD{Until: until}}, until)
+	r.advance(listLoc, until, until)
 	return true, r.commit()
 }
 
@@ -138,24 +138,24 @@ func (r *setRun) changeManifest(z *zipstream.Reader, pkg string) (map[string]dum
 	if e.Name != "manifest.xml" {
 		return nil, nil, fmt.Errorf("the first file is %q, not manifest.xml", e.Name)
 	}
-	m, err := rsync.Parse(io.LimitReader(z, r.m.opts.MaxDocBytes))
-	if err != nil {
-		return nil, nil, err
-	}
-	if m.MD.Capability != rsync.ChangeDumpManifest {
-		return nil, nil, fmt.Errorf("manifest capability %q, want changedump-manifest", m.MD.Capability)
-	}
 	latest := map[string]dumpChange{}
 	var order []string
-	for _, me := range m.Entries {
+	m, err := rsync.Stream(io.LimitReader(z, r.m.opts.MaxDocBytes), func(_ *rsync.Document, me rsync.Entry) error {
 		w := wantOf(pkg, me)
-		if w.change == "" || !w.datetime.IsZero() && w.datetime.Before(r.st.Through) {
-			continue
+		if w.change == "" || me.MD == nil || !w.datetime.IsZero() && w.datetime.Before(r.st.Through) {
+			return nil
 		}
 		if _, seen := latest[w.uri]; !seen {
 			order = append(order, w.uri)
 		}
 		latest[w.uri] = dumpChange{want: w, path: me.MD.Path}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.MD.Capability != rsync.ChangeDumpManifest {
+		return nil, nil, fmt.Errorf("manifest capability %q, want changedump-manifest", m.MD.Capability)
 	}
 	return latest, order, nil
 }

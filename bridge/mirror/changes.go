@@ -20,30 +20,35 @@ func (r *setRun) changes(ctx context.Context) error {
 	if r.set.ChangeList == "" {
 		return nil
 	}
-	doc, _, err := r.m.f.doc(ctx, r.set.ChangeList)
+	type list struct {
+		loc         string
+		from, until time.Time
+	}
+	var lists []list
+	top := newChangeSet()
+	doc, _, err := r.m.f.stream(ctx, r.set.ChangeList, "", func(d *rsync.Document, e rsync.Entry) error {
+		if !d.Index {
+			r.addChange(top, r.set.ChangeList, e)
+			return nil
+		}
+		l := list{loc: resolve(r.set.ChangeList, e.Loc)}
+		if e.MD != nil {
+			l.from, l.until = e.MD.From, e.MD.Until
+		}
+		lists = append(lists, l)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	if doc.MD.Capability != rsync.ChangeList {
 		return fmt.Errorf("%s: capability %q, want changelist", r.set.ChangeList, doc.MD.Capability)
 	}
-	type list struct {
-		loc         string
-		from, until time.Time
-		doc         *rsync.Document
+	if !doc.Index {
+		// One Change List and no index.
+		return r.applyChanges(ctx, r.set.ChangeList, top, doc.MD.Until)
 	}
-	lists := []list{{loc: r.set.ChangeList, from: doc.MD.From, until: doc.MD.Until, doc: doc}}
-	if doc.Index {
-		lists = lists[:0]
-		for _, e := range doc.Entries {
-			l := list{loc: resolve(r.set.ChangeList, e.Loc)}
-			if e.MD != nil {
-				l.from, l.until = e.MD.From, e.MD.Until
-			}
-			lists = append(lists, l)
-		}
-		slices.SortStableFunc(lists, func(a, b list) int { return a.from.Compare(b.from) })
-	}
+	slices.SortStableFunc(lists, func(a, b list) int { return a.from.Compare(b.from) })
 	packages, err := r.changeDumps(ctx)
 	if err != nil {
 		return err
@@ -61,69 +66,76 @@ func (r *setRun) changes(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := r.pullList(ctx, l.loc, l.doc, l.until.IsZero()); err != nil {
+		if err := r.pullList(ctx, l.loc, l.until.IsZero()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// pullList reads one Change List and applies it; the open list is asked
-// for with its last ETag, and an unchanged one costs a 304.
-func (r *setRun) pullList(ctx context.Context, loc string, doc *rsync.Document, open bool) error {
-	if doc == nil {
-		etag := ""
-		if open && r.st.OpenList == loc {
-			etag = r.st.OpenETag
-		}
-		d, resp, err := r.m.f.docIf(ctx, loc, etag)
-		if err != nil {
-			return err
-		}
-		if d == nil {
-			return nil // not modified
-		}
-		doc = d
-		if err := r.applyList(ctx, loc, doc); err != nil {
-			return err
-		}
-		if open {
-			// Only a list applied whole may be skipped when unchanged.
-			r.st.OpenList, r.st.OpenETag = loc, resp.Header.Get("ETag")
-			return r.commit()
-		}
-		return nil
+// pullList reads one Change List as it streams and applies it; the open
+// list is asked for with its last ETag, and an unchanged one costs a 304.
+func (r *setRun) pullList(ctx context.Context, loc string, open bool) error {
+	etag := ""
+	if open && r.st.OpenList == loc {
+		etag = r.st.OpenETag
 	}
-	return r.applyList(ctx, loc, doc)
+	cs := newChangeSet()
+	doc, resp, err := r.m.f.stream(ctx, loc, etag, func(_ *rsync.Document, e rsync.Entry) error {
+		r.addChange(cs, loc, e)
+		return nil
+	})
+	if err != nil || doc == nil { // doc nil: not modified
+		return err
+	}
+	if err := r.applyChanges(ctx, loc, cs, doc.MD.Until); err != nil {
+		return err
+	}
+	if open {
+		// Only a list applied whole may be skipped when unchanged.
+		r.st.OpenList, r.st.OpenETag = loc, resp.Header.Get("ETag")
+		return r.commit()
+	}
+	return nil
 }
 
-// applyList applies one Change List's changes at or after Through.
-func (r *setRun) applyList(ctx context.Context, loc string, doc *rsync.Document) error {
-	latest := map[string]want{}
-	var order []string
-	var last time.Time
-	for _, e := range doc.Entries {
-		w := wantOf(loc, e)
-		if w.change == "" {
-			r.m.quirk(loc, "a Change List entry without rs:md change (RS-108), skipped")
-			continue
-		}
-		if !w.datetime.IsZero() && w.datetime.Before(r.st.Through) {
-			continue
-		}
-		if _, seen := latest[w.uri]; !seen {
-			order = append(order, w.uri)
-		}
-		latest[w.uri] = w
-		if w.datetime.After(last) {
-			last = w.datetime
-		}
+// changeSet is the last change of each resource in a list at or after
+// Through, in first-change order.
+type changeSet struct {
+	latest map[string]want
+	order  []string
+	last   time.Time
+}
+
+func newChangeSet() *changeSet { return &changeSet{latest: map[string]want{}} }
+
+// addChange adds a list entry to cs.
+func (r *setRun) addChange(cs *changeSet, loc string, e rsync.Entry) {
+	w := wantOf(loc, e)
+	if w.change == "" {
+		r.m.quirk(loc, "a Change List entry without rs:md change (RS-108), skipped")
+		return
 	}
+	if !w.datetime.IsZero() && w.datetime.Before(r.st.Through) {
+		return
+	}
+	if _, seen := cs.latest[w.uri]; !seen {
+		cs.order = append(cs.order, w.uri)
+	}
+	cs.latest[w.uri] = w
+	if w.datetime.After(cs.last) {
+		cs.last = w.datetime
+	}
+}
+
+// applyChanges applies one list's changes (until: the list's, zero when
+// it is open).
+func (r *setRun) applyChanges(ctx context.Context, loc string, cs *changeSet, until time.Time) error {
 	r.failed = 0
 	var deletions []want
 	err := r.fetchAll(ctx, "change", func(send func(want) error) error {
-		for _, uri := range order {
-			w := latest[uri]
+		for _, uri := range cs.order {
+			w := cs.latest[uri]
 			if w.change == "deleted" {
 				deletions = append(deletions, w)
 				continue
@@ -153,14 +165,14 @@ func (r *setRun) applyList(ctx context.Context, loc string, doc *rsync.Document)
 		r.commit()
 		return fmt.Errorf("%s: %d resources could not be taken (see the log); the next run applies this list again", loc, r.failed)
 	}
-	r.advance(loc, doc, last)
+	r.advance(loc, until, cs.last)
 	return r.commit()
 }
 
 // advance notes a list as applied: a closed one whole (its until), an open
 // one up to its last change.
-func (r *setRun) advance(loc string, doc *rsync.Document, last time.Time) {
-	if until := doc.MD.Until; !until.IsZero() {
+func (r *setRun) advance(loc string, until, last time.Time) {
+	if !until.IsZero() {
 		if r.st.Lists == nil {
 			r.st.Lists = map[string]time.Time{}
 		}

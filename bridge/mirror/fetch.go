@@ -185,3 +185,30 @@ func (f *fetcher) docIf(ctx context.Context, url, etag string) (*rsync.Document,
 	}
 	return doc, resp, nil
 }
+
+// stream fetches a document and hands its entries to fn as they are read
+// (rsync.Stream: constant memory, whatever the list's size); with an etag,
+// a 304 answers a nil document.
+func (f *fetcher) stream(ctx context.Context, url, etag string, fn func(*rsync.Document, rsync.Entry) error) (*rsync.Document, *http.Response, error) {
+	var hdr http.Header
+	if etag != "" {
+		hdr = http.Header{"If-None-Match": {etag}}
+	}
+	resp, err := f.get(ctx, url, hdr)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified {
+		return nil, resp, nil
+	}
+	body := &io.LimitedReader{R: resp.Body, N: f.maxDoc + 1}
+	doc, err := rsync.Stream(body, fn)
+	if body.N == 0 {
+		return nil, resp, fmt.Errorf("%s: larger than %d bytes, more than a sitemap may hold", url, f.maxDoc)
+	}
+	if err != nil {
+		return nil, resp, fmt.Errorf("%s: %w", url, err)
+	}
+	return doc, resp, nil
+}
