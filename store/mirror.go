@@ -80,8 +80,10 @@ func OpenMirror(dir string, log *slog.Logger) (*MirrorDB, error) {
 		return nil, err
 	}
 	bo := badger.DefaultOptions(filepath.Join(dir, "state")).WithLogger(badgerLogger{log.With("component", "badger")}).
-		WithMemTableSize(8 << 20).WithBlockCacheSize(8 << 20).WithIndexCacheSize(8 << 20).WithNumCompactors(2).
-		WithValueThreshold(1 << 10)
+		// Small: a mirror's state is a few hundred bytes per resource, and
+		// the mirror's memory must not follow the source's size.
+		WithMemTableSize(4 << 20).WithNumMemtables(3).WithBlockCacheSize(4 << 20).WithIndexCacheSize(4 << 20).
+		WithNumCompactors(2).WithValueThreshold(1 << 10).WithValueLogFileSize(64 << 20)
 	db, err := badger.Open(bo)
 	if err != nil {
 		syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)

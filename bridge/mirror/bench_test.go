@@ -51,15 +51,18 @@ func BenchmarkMirror(b *testing.B) {
 		// rusage's maxrss would count the benchmark's own pages (the child
 		// starts as a copy of it): the child's VmHWM, read until it exits,
 		// is its own.
-		var hwm atomic.Int64
+		var hwm, anon atomic.Int64
 		stop := make(chan struct{})
 		var poll sync.WaitGroup
 		poll.Go(func() {
 			t := time.NewTicker(20 * time.Millisecond)
 			defer t.Stop()
 			for {
-				if kib := vmHWM(cmd.Process.Pid); kib > hwm.Load() {
+				if kib := procStatus(cmd.Process.Pid, "VmHWM:"); kib > hwm.Load() {
 					hwm.Store(kib)
+				}
+				if kib := procStatus(cmd.Process.Pid, "RssAnon:"); kib > anon.Load() {
+					anon.Store(kib)
 				}
 				select {
 				case <-stop:
@@ -76,6 +79,9 @@ func BenchmarkMirror(b *testing.B) {
 		}
 		b.ReportMetric(time.Since(began).Seconds(), "s")
 		b.ReportMetric(float64(hwm.Load())/1024, "peak-RSS-MiB")
+		// Anonymous memory: what the process allocated, without the
+		// mapped pages of its state's files, which the kernel may drop.
+		b.ReportMetric(float64(anon.Load())/1024, "peak-RssAnon-MiB")
 		b.Logf("%s", out.Bytes())
 	}
 	b.Run(fmt.Sprintf("baseline/records=%d/dump", n), func(b *testing.B) {
@@ -113,14 +119,15 @@ func BenchmarkMirror(b *testing.B) {
 	})
 }
 
-// vmHWM is a process's peak resident set (KiB), 0 once it is gone.
-func vmHWM(pid int) int64 {
+// procStatus reads a field of a process's /proc status (KiB), 0 once it
+// is gone.
+func procStatus(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(l, field); ok {
 			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return n
 		}

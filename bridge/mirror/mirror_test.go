@@ -18,7 +18,9 @@ import (
 	"github.com/rsbridge/rsbridge/bridge"
 	"github.com/rsbridge/rsbridge/bridge/dumps"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/notify"
 	"github.com/rsbridge/rsbridge/bridge/source"
+	"github.com/rsbridge/rsbridge/bridge/websub"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/store"
@@ -40,16 +42,17 @@ func (c *clock) add(d time.Duration) time.Time {
 // rsbridgeSource is a running rsbridge over a synthetic repository: the
 // source a mirror follows in these tests.
 type rsbridgeSource struct {
-	t     testing.TB
-	clk   *clock
-	up    *oaiserver.Synthetic
-	cfg   *config.Config
-	db    *store.DB
-	src   *source.Source
-	h     *harvest.Harvester
-	srv   *httptest.Server
-	dumps string
-	gets  sync.Map // resource URL → *atomic.Int64: GETs of resources
+	t        testing.TB
+	clk      *clock
+	up       *oaiserver.Synthetic
+	cfg      *config.Config
+	db       *store.DB
+	src      *source.Source
+	h        *harvest.Harvester
+	srv      *httptest.Server
+	dumps    string
+	notifier *notify.Notifier
+	gets     sync.Map // resource URL → *atomic.Int64: GETs of resources
 }
 
 func newRsbridge(t testing.TB, records int) *rsbridgeSource {
@@ -65,6 +68,12 @@ func newRsbridgeSets(t testing.TB, records, sets int) *rsbridgeSource {
 // newRsbridgeWith serves the synthetic repository o describes, with the
 // store in storeDir ("" = in memory).
 func newRsbridgeWith(t testing.TB, o oaiserver.Options, storeDir string) *rsbridgeSource {
+	return newRsbridgeFull(t, o, storeDir, "")
+}
+
+// newRsbridgeFull is newRsbridgeWith with more configuration (YAML, at the
+// top level).
+func newRsbridgeFull(t testing.TB, o oaiserver.Options, storeDir, extra string) *rsbridgeSource {
 	t.Helper()
 	s := &rsbridgeSource{t: t, clk: &clock{t: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}, dumps: t.TempDir()}
 	o.Now = s.clk.now
@@ -73,8 +82,8 @@ func newRsbridgeWith(t testing.TB, o oaiserver.Options, storeDir string) *rsbrid
 	t.Cleanup(upSrv.Close)
 	s.srv = httptest.NewUnstartedServer(nil)
 	cfg, err := config.ParseAndValidate(strings.NewReader(fmt.Sprintf(
-		"base_url: http://%s\ndefaults:\n  delay: 0s\nresourcesync:\n  changelist_period: 1h\n  dump_sets: all-records\nrepositories:\n  - name: demo\n    base_url: %s/oai\n",
-		s.srv.Listener.Addr(), upSrv.URL)))
+		"base_url: http://%s\ndefaults:\n  delay: 0s\nresourcesync:\n  changelist_period: 1h\n  dump_sets: all-records\n%srepositories:\n  - name: demo\n    base_url: %s/oai\n",
+		s.srv.Listener.Addr(), extra, upSrv.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +92,25 @@ func newRsbridgeWith(t testing.TB, o oaiserver.Options, storeDir string) *rsbrid
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.db.Close() })
-	if s.h, err = harvest.New(cfg, cfg.Repositories[0], s.db, harvest.Options{Now: s.clk.now}); err != nil {
+	s.src = source.New(cfg, s.db)
+	var obs harvest.Observer
+	if cfg.Notification.On() {
+		// Notifications: the notifier wakes on every commit with changes
+		// and publishes through the embedded hub (or notification.hub_url).
+		if s.notifier, err = notify.New(s.src, s.db, notify.Options{Now: s.clk.now,
+			HubOptions: func(o *websub.Options) { o.AllowPrivateCallbacks = true }}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { s.notifier.Run(ctx) })
+		t.Cleanup(func() { cancel(); wg.Wait() })
+		obs = harvest.OnChange(s.notifier)
+	}
+	if s.h, err = harvest.New(cfg, cfg.Repositories[0], s.db, harvest.Options{Now: s.clk.now, Observer: obs}); err != nil {
 		t.Fatal(err)
 	}
-	s.src = source.New(cfg, s.db)
-	server, err := bridge.NewServer(cfg, s.db, bridge.ServerOptions{Source: s.src, DumpDir: s.dumps, Now: s.clk.now})
+	server, err := bridge.NewServer(cfg, s.db, bridge.ServerOptions{Source: s.src, DumpDir: s.dumps, Now: s.clk.now, Notifier: s.notifier})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +158,14 @@ func (s *rsbridgeSource) resourceGETs() (total int64, most int64) {
 // same bytes, nothing else.
 func (s *rsbridgeSource) checkCopy(dir string) {
 	s.t.Helper()
+	for _, d := range s.differences(dir) {
+		s.t.Error(d)
+	}
+}
+
+// differences lists how the copy differs from the source's live records.
+func (s *rsbridgeSource) differences(dir string) []string {
+	s.t.Helper()
 	want := map[string][]byte{}
 	err := s.db.View(context.Background(), func(snap *store.Snap) error {
 		return snap.Resources("demo", "oai_dc", store.AllSet, "", "", 1<<30, func(rec *store.Record) error {
@@ -158,19 +189,21 @@ func (s *rsbridgeSource) checkCopy(dir string) {
 		}
 		return err
 	})
+	var out []string
 	for rel, b := range want {
 		if !bytes.Equal(got[rel], b) {
-			s.t.Errorf("copy of %s: %d bytes, the source has %d", rel, len(got[rel]), len(b))
+			out = append(out, fmt.Sprintf("copy of %s: %d bytes, the source has %d", rel, len(got[rel]), len(b)))
 		}
 	}
 	for rel := range got {
 		if _, ok := want[rel]; !ok {
-			s.t.Errorf("the copy has %s, which the source does not", rel)
+			out = append(out, fmt.Sprintf("the copy has %s, which the source does not", rel))
 		}
 	}
 	if len(want) == 0 {
 		s.t.Fatal("the source has no records")
 	}
+	return out
 }
 
 // TestMirrorFollowsRsbridge: a baseline from the Resource Dump (no

@@ -8,12 +8,18 @@ import (
 	"io"
 	"net/http"
 	"net/textproto"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/rsbridge/rsbridge/bridge"
 	"github.com/rsbridge/rsbridge/bridge/mirror"
 )
+
+// mirrorMemoryLimit is the mirror's soft memory limit unless GOMEMLIMIT
+// is set.
+const mirrorMemoryLimit = 64 << 20
 
 // listFlag is a flag that may be given several times.
 type listFlag []string
@@ -44,7 +50,9 @@ func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
 	timeout := fs.Duration("timeout", time.Minute, "per request")
 	retries := fs.Int("retries", 4, "retries of a failed request (backoff, Retry-After)")
 	once := fs.Bool("once", false, "take the baseline or catch up, then exit")
-	every := fs.Duration("every", 10*time.Minute, "without -once: how often to look for changes")
+	every := fs.Duration("every", 10*time.Minute, "without -once: how often to read the Change Lists")
+	listen := fs.String("listen", "", "without -once: subscribe to Change Notification, with the callback server here (e.g. :8081)")
+	callback := fs.String("callback-url", "", "the callback server's URL as hubs reach it (default: http:// and the -listen address)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -63,6 +71,12 @@ func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
 		*state = strings.TrimRight(*dir, "/") + ".state"
 	}
 	log, _ := newLogger(stderr, *level, "text")
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A mirror's live heap is small (one list's last changes, one
+		// manifest's paths); a tighter soft limit than serve's keeps its
+		// resident set small on a dump of any size.
+		debug.SetMemoryLimit(mirrorMemoryLimit)
+	}
 	progress := newMirrorProgress(stderr, 2*time.Second)
 	m, err := mirror.New(*state, mirror.Options{Dir: *dir, Log: *logPath, Sets: sets, Delete: *del, NoDumps: *noDumps, Force: *force, MaxDeleteShare: *share,
 		Workers: *workers, Delay: *delay, Timeout: *timeout, Retries: *retries, Headers: hdr, Logger: log,
@@ -72,23 +86,17 @@ func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer m.Close()
 	start := fs.Arg(0)
-	for {
-		err := m.Run(ctx, start)
-		progress.done(m.Counts())
-		switch {
-		case ctx.Err() != nil:
-			return interruptedError{"interrupted; the next run goes on from the last committed batch"}
-		case *once:
-			return err
-		case err != nil:
-			log.Error("mirror run failed; trying again at the next one", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return interruptedError{"stopped; the next run goes on from the last committed batch"}
-		case <-time.After(*every):
-		}
+	var runErr error
+	if *once {
+		runErr = m.Run(ctx, start)
+	} else {
+		runErr = m.Follow(ctx, start, mirror.FollowOptions{Every: *every, Listen: *listen, CallbackURL: *callback})
 	}
+	progress.done(m.Counts())
+	if ctx.Err() != nil {
+		return interruptedError{"stopped; the next run goes on from the last committed batch"}
+	}
+	return runErr
 }
 
 // parseHeaders reads "Name: value" flags.

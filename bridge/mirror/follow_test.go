@@ -1,0 +1,185 @@
+package mirror
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+)
+
+// waitEqual waits until the copy equals the source.
+func waitEqual(t *testing.T, s *rsbridgeSource, dir string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		d := s.differences(dir)
+		if len(d) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v the copy still differs: %d differences, e.g. %s", within, len(d), d[0])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestFollowByNotification: a following mirror subscribes at rsbridge's
+// hub and applies each notification as it comes: no pull run happens
+// (Every is an hour), yet the copy follows the source.
+func TestFollowByNotification(t *testing.T) {
+	s := newRsbridgeFull(t, oaiserver.Options{Records: 40, PageSize: 50, SetCount: -1}, "", "notification:\n  enabled: true\n")
+	dir := t.TempDir()
+	m, err := New(t.TempDir(), Options{Dir: dir, Delete: true, Now: s.clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { m.Follow(ctx, s.srv.URL, FollowOptions{Every: time.Hour, Listen: "127.0.0.1:0"}) })
+	defer func() { cancel(); wg.Wait() }()
+	waitEqual(t, s, dir, 10*time.Second)
+	topic := s.src.All(s.cfg.Repositories[0], "oai_dc").Topic()
+	for deadline := time.Now().Add(10 * time.Second); s.notifier.Stats().Subscribers[topic] != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the mirror did not subscribe")
+		}
+	}
+	baseline, _ := s.resourceGETs()
+	for round := range 3 {
+		at := s.clk.add(time.Minute)
+		s.up.Add(at)
+		s.up.Update(round, at)
+		s.up.Delete(10+round, at)
+		s.clk.add(time.Second)
+		s.harvest()
+		waitEqual(t, s, dir, 10*time.Second)
+	}
+	if n, _ := s.resourceGETs(); n-baseline != 6 {
+		t.Errorf("%d resource GETs while following; want 6: the 3 created and 3 updated, once each", n-baseline)
+	}
+}
+
+// fakeHub is a WebSub hub under the test's control: it verifies the
+// mirror's subscription and posts the payloads the test gives it.
+type fakeHub struct {
+	t        *testing.T
+	mu       sync.Mutex
+	callback string
+	secret   string
+	srv      *httptest.Server
+}
+
+func newFakeHub(t *testing.T) *fakeHub {
+	h := &fakeHub{t: t}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		if r.Form.Get("hub.mode") != "subscribe" {
+			return // the source publishing: this hub drops it
+		}
+		cb, topic := r.Form.Get("hub.callback"), r.Form.Get("hub.topic")
+		h.mu.Lock()
+		h.callback, h.secret = cb, r.Form.Get("hub.secret")
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+		go func() {
+			q := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic}, "hub.challenge": {"c-123"}, "hub.lease_seconds": {"3600"}}
+			resp, err := http.Get(cb + "?" + q.Encode())
+			if err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != "c-123" {
+					t.Errorf("verification answered %q", b)
+				}
+			}
+		}()
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// post sends a payload signed with secret (the subscription's, if "").
+func (h *fakeHub) post(payload, secret string) int {
+	h.mu.Lock()
+	cb := h.callback
+	if secret == "" {
+		secret = h.secret
+	}
+	h.mu.Unlock()
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(payload))
+	req, _ := http.NewRequest(http.MethodPost, cb, strings.NewReader(payload))
+	req.Header.Set("Content-Type", "application/xml")
+	req.Header.Set("X-Hub-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestFollowClosesNotificationGaps: a payload that starts later than what
+// the copy has applied means notifications were lost: the mirror reads
+// the Change Lists and ends equal to the source; a payload with a forged
+// signature is ignored.
+func TestFollowClosesNotificationGaps(t *testing.T) {
+	hub := newFakeHub(t)
+	s := newRsbridgeFull(t, oaiserver.Options{Records: 30, PageSize: 50, SetCount: -1}, "",
+		fmt.Sprintf("notification:\n  enabled: true\n  hub_url: %s\n", hub.srv.URL))
+	dir := t.TempDir()
+	m, err := New(t.TempDir(), Options{Dir: dir, Delete: true, Now: s.clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { m.Follow(ctx, s.srv.URL, FollowOptions{Every: time.Hour, Listen: "127.0.0.1:0"}) })
+	defer func() { cancel(); wg.Wait() }()
+	waitEqual(t, s, dir, 10*time.Second)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		hub.mu.Lock()
+		ok := hub.callback != ""
+		hub.mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the mirror did not subscribe")
+		}
+	}
+	// Changes the hub never notifies (the embedded notifier posts to the
+	// fake hub, which drops them).
+	at := s.clk.add(time.Minute)
+	for i := range 5 {
+		s.up.Update(i, at)
+	}
+	s.clk.add(time.Second)
+	s.harvest()
+	later := s.clk.add(time.Minute).UTC().Format(time.RFC3339)
+	empty := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
+		`<rs:md capability="change-notification" from="` + later + `" until="` + later + `"/></urlset>`
+	if code := hub.post(empty, "not the secret"); code/100 != 2 {
+		t.Errorf("a forged payload answered %d; WebSub wants 2xx (and the payload ignored)", code)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if len(s.differences(dir)) != 5 {
+		t.Fatalf("after a forged payload the copy changed (%d differences, want the 5 unnotified)", len(s.differences(dir)))
+	}
+	if code := hub.post(empty, ""); code/100 != 2 {
+		t.Fatalf("payload answered %d", code)
+	}
+	waitEqual(t, s, dir, 10*time.Second)
+}
