@@ -143,6 +143,12 @@ func (s *rsbridgeSource) dump() {
 	}
 }
 
+// resourceURL is where the source serves a record of the synthetic
+// repository.
+func (s *rsbridgeSource) resourceURL(id string) string {
+	return source.ResourceURL(s.src.Base(), "demo", "oai_dc", id)
+}
+
 // resourceGETs is how many resource GETs the source answered.
 func (s *rsbridgeSource) resourceGETs() (total int64, most int64) {
 	s.gets.Range(func(_, v any) bool {
