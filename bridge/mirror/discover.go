@@ -52,7 +52,11 @@ func (m *Mirror) discover(ctx context.Context, start string) ([]Set, error) {
 		}
 		s, err := m.readCapabilities(ctx, cl)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			m.quirk(cl, "a Capability List the source names cannot be read; its set is skipped: "+err.Error())
+			continue
 		}
 		sets = append(sets, s)
 	}
