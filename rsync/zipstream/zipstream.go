@@ -67,6 +67,17 @@ type Reader struct {
 
 	cur     *entryReader // the current entry's data, nil before the first
 	scratch [30]byte
+	inflate io.ReadCloser // one decompressor for every entry (each costs ~40 KB)
+}
+
+// inflater returns the reader's decompressor, reset to read src.
+func (z *Reader) inflater(src io.Reader) io.Reader {
+	if z.inflate == nil {
+		z.inflate = flate.NewReader(src)
+	} else {
+		z.inflate.(flate.Resetter).Reset(src, nil)
+	}
+	return z.inflate
 }
 
 // NewReader reads the ZIP stream r.
@@ -167,10 +178,10 @@ func (z *Reader) header() (*Entry, error) {
 		// io.ByteReader, so it stops exactly at the end of the deflate data
 		// and the descriptor stays unread.
 		er.counted = &countingReader{r: z.br}
-		er.data = flate.NewReader(er.counted)
+		er.data = z.inflater(er.counted)
 	case method == methodDeflate:
 		er.limited = &io.LimitedReader{R: z.br, N: int64(csize)}
-		er.data = flate.NewReader(bufio.NewReader(er.limited))
+		er.data = z.inflater(bufio.NewReader(er.limited))
 	default:
 		er.limited = &io.LimitedReader{R: z.br, N: int64(csize)}
 		er.data = er.limited
