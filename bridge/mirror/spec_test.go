@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -53,9 +54,12 @@ func TestSpecificationExamples(t *testing.T) {
 		"/dataset1/changelist.xml":   "resync__spec1.1_ex20_changelist-index.xml",
 		"/20130101-changelist.xml":   "resync__spec1.1_ex19_changelist.xml",
 	}
+	var mu sync.Mutex
 	var served []string
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		served = append(served, r.URL.Path)
+		mu.Unlock()
 		if name, ok := files[r.URL.Path]; ok {
 			b, err := os.ReadFile(filepath.Join("testdata", name))
 			if err != nil {

@@ -56,7 +56,7 @@ func TestCrashRecovery(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		wait := time.Duration(100+rng.IntN(900)) * time.Millisecond
+		wait := time.Duration(100+rng.IntN(450)) * time.Millisecond
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		select {
