@@ -39,12 +39,7 @@ func waitEqual(t *testing.T, s *rsbridgeSource, dir string, within time.Duration
 // (Every is an hour), yet the copy follows the source.
 func TestFollowByNotification(t *testing.T) {
 	s := newRsbridgeFull(t, oaiserver.Options{Records: 40, PageSize: 50, SetCount: -1}, "", "notification:\n  enabled: true\n")
-	dir := t.TempDir()
-	m, err := New(t.TempDir(), Options{Dir: dir, Delete: true, Now: s.clk.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, dir := openMirror(t, s, Options{Delete: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { m.Follow(ctx, s.srv.URL, FollowOptions{Every: time.Hour, Listen: "127.0.0.1:0"}) })
@@ -138,12 +133,7 @@ func TestFollowClosesNotificationGaps(t *testing.T) {
 	hub := newFakeHub(t)
 	s := newRsbridgeFull(t, oaiserver.Options{Records: 30, PageSize: 50, SetCount: -1}, "",
 		fmt.Sprintf("notification:\n  enabled: true\n  hub_url: %s\n", hub.srv.URL))
-	dir := t.TempDir()
-	m, err := New(t.TempDir(), Options{Dir: dir, Delete: true, Now: s.clk.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, dir := openMirror(t, s, Options{Delete: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { m.Follow(ctx, s.srv.URL, FollowOptions{Every: time.Hour, Listen: "127.0.0.1:0"}) })

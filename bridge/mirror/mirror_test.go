@@ -143,6 +143,30 @@ func (s *rsbridgeSource) dump() {
 	}
 }
 
+// openMirror opens a mirror of s (into o.Dir, or a new directory) that
+// closes with the test.
+func openMirror(t *testing.T, s *rsbridgeSource, o Options) (*Mirror, string) {
+	t.Helper()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	o.Now = s.clk.now
+	m, err := New(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, o.Dir
+}
+
+// mustRun runs the mirror once over s.
+func mustRun(t *testing.T, m *Mirror, s *rsbridgeSource) {
+	t.Helper()
+	if err := m.Run(context.Background(), s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // resourceURL is where the source serves a record of the synthetic
 // repository.
 func (s *rsbridgeSource) resourceURL(id string) string {
@@ -219,17 +243,9 @@ func (s *rsbridgeSource) differences(dir string) []string {
 func TestMirrorFollowsRsbridge(t *testing.T) {
 	s := newRsbridge(t, 120)
 	s.dump()
-	dir, state := t.TempDir(), t.TempDir()
 	logPath := filepath.Join(t.TempDir(), "changes.jsonl")
-	m, err := New(state, Options{Dir: dir, Log: logPath, Delete: true, Now: s.clk.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	ctx := context.Background()
-	if err := m.Run(ctx, s.srv.URL); err != nil {
-		t.Fatal(err)
-	}
+	m, dir := openMirror(t, s, Options{Log: logPath, Delete: true})
+	mustRun(t, m, s)
 	s.checkCopy(dir)
 	if c := m.Counts(); c.FromDump != 120 || c.Fetched != 0 || c.Created != 120 {
 		t.Errorf("baseline: %+v; want all 120 from the dump", c)
@@ -251,9 +267,7 @@ func TestMirrorFollowsRsbridge(t *testing.T) {
 	}
 	s.clk.add(time.Minute)
 	s.harvest()
-	if err := m.Run(ctx, s.srv.URL); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, m, s)
 	s.checkCopy(dir)
 	c := m.Counts()
 	if c.Created != 125 || c.Updated != 10 || c.Deleted != 7 {
@@ -264,9 +278,7 @@ func TestMirrorFollowsRsbridge(t *testing.T) {
 	}
 	// Nothing new: nothing fetched, nothing logged.
 	before, _ := s.resourceGETs()
-	if err := m.Run(ctx, s.srv.URL); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, m, s)
 	if n, _ := s.resourceGETs(); n != before {
 		t.Errorf("a run with nothing new made %d resource GETs", n-before)
 	}
@@ -282,16 +294,8 @@ func TestMirrorFollowsRsbridge(t *testing.T) {
 // set has deleted it.
 func TestMirrorSharesAcrossSets(t *testing.T) {
 	s := newRsbridgeSets(t, 60, 3)
-	dir := t.TempDir()
-	m, err := New(t.TempDir(), Options{Dir: dir, Delete: true, Now: s.clk.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	ctx := context.Background()
-	if err := m.Run(ctx, s.srv.URL); err != nil {
-		t.Fatal(err)
-	}
+	m, dir := openMirror(t, s, Options{Delete: true})
+	mustRun(t, m, s)
 	s.checkCopy(dir)
 	c := m.Counts()
 	if c.Sets < 2 || c.Shared == 0 || c.Fetched+c.FromDump != 60 {
@@ -303,9 +307,7 @@ func TestMirrorSharesAcrossSets(t *testing.T) {
 	}
 	s.clk.add(time.Minute)
 	s.harvest()
-	if err := m.Run(ctx, s.srv.URL); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, m, s)
 	s.checkCopy(dir)
 	if n, _ := s.resourceGETs(); n != 60 {
 		t.Errorf("%d resource GETs in all, want 60 (one per record, none after the deletions)", n)
@@ -382,16 +384,9 @@ func TestMirrorResumesWhereItStopped(t *testing.T) {
 func TestMirrorCatchesUpFromChangeDumps(t *testing.T) {
 	s := newRsbridge(t, 50)
 	s.dump()
-	dir := t.TempDir()
-	m, err := New(t.TempDir(), Options{Dir: dir, Delete: true, Now: s.clk.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, dir := openMirror(t, s, Options{Delete: true})
+	mustRun(t, m, s)
 	ctx := context.Background()
-	if err := m.Run(ctx, s.srv.URL); err != nil {
-		t.Fatal(err)
-	}
 	at := s.clk.add(time.Minute)
 	for i := range 8 {
 		s.up.Update(i, at)
@@ -408,9 +403,7 @@ func TestMirrorCatchesUpFromChangeDumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := m.Counts()
-	if err := m.Run(ctx, s.srv.URL); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, m, s)
 	s.checkCopy(dir)
 	c := m.Counts()
 	if got := c.FromDump - before.FromDump; got != 9 || c.Deleted != 1 {
@@ -427,9 +420,7 @@ func TestMirrorCatchesUpFromChangeDumps(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	if err := m.Run(ctx, s.srv.URL); err != nil {
-		t.Fatal(err)
-	}
+	mustRun(t, m, s)
 	if n := listGETs.Load(); n > 1 {
 		t.Errorf("a later run read %d Change Lists; closed ones are applied, only the open one is read", n)
 	}
