@@ -425,3 +425,42 @@ func TestMirrorCatchesUpFromChangeDumps(t *testing.T) {
 		t.Errorf("a later run read %d Change Lists; closed ones are applied, only the open one is read", n)
 	}
 }
+
+// TestAuditAndRepair: an audit reads every file of the copy against the
+// Resource List and finds what is missing, damaged, changed at the source
+// and gone from it; -repair fixes each and a second audit finds nothing.
+func TestAuditAndRepair(t *testing.T) {
+	s := newRsbridge(t, 50)
+	m, dir := openMirror(t, s, Options{Delete: true})
+	mustRun(t, m, s)
+	ctx := context.Background()
+	if rep, err := m.Audit(ctx, s.srv.URL, false); err != nil || rep.Good != 50 || rep.Listed != 50 {
+		t.Fatalf("audit of a fresh copy: %+v %v", rep, err)
+	}
+	path := func(i int) string {
+		p, _ := Path(s.resourceURL(s.up.Identifier(i)))
+		return filepath.Join(dir, p)
+	}
+	os.Remove(path(1))                                 // lost
+	os.WriteFile(path(2), []byte("<damaged/>"), 0o644) // damaged
+	at := s.clk.add(time.Minute)
+	s.up.Update(3, at) // changed at the source, not yet mirrored
+	s.up.Delete(4, at) // gone from the source, not yet mirrored
+	s.clk.add(time.Second)
+	s.harvest()
+	rep, err := m.Audit(ctx, s.srv.URL, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Listed != 49 || rep.Good != 46 || rep.Missing != 1 || rep.Differing != 2 || rep.Extra != 1 || rep.Repaired != 0 {
+		t.Errorf("audit: %+v; want 49 listed, 46 good, 1 missing, 2 differing, 1 extra", rep)
+	}
+	rep, err = m.Audit(ctx, s.srv.URL, true)
+	if err != nil || rep.Repaired != 4 {
+		t.Fatalf("repair: %+v %v; want 4 repaired", rep, err)
+	}
+	s.checkCopy(dir)
+	if rep, err := m.Audit(ctx, s.srv.URL, false); err != nil || rep.Good != 49 || rep.Missing+rep.Differing+rep.Extra != 0 {
+		t.Errorf("audit after the repair: %+v %v", rep, err)
+	}
+}

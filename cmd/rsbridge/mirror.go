@@ -29,7 +29,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // cmdMirror keeps a copy of a ResourceSync source in a directory: once
 // (-once), or following it, a run every -every.
-func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
+func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("mirror", stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: rsbridge mirror -dir DIR [flags] URL\n\nURL: a Source Description, a Capability List, a site (its /.well-known/resourcesync),\na robots.txt, or a page linking rel=\"resourcesync\". Flags:\n")
@@ -53,6 +53,8 @@ func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
 	every := fs.Duration("every", 10*time.Minute, "without -once: how often to read the Change Lists")
 	listen := fs.String("listen", "", "without -once: subscribe to Change Notification, with the callback server here (e.g. :8081)")
 	callback := fs.String("callback-url", "", "the callback server's URL as hubs reach it (default: http:// and the -listen address)")
+	audit := fs.Bool("audit", false, "compare every file of the copy with the Resource Lists (length, hash) and report; exit 1 when they differ")
+	repair := fs.Bool("repair", false, "audit, and fetch again what is missing or differs (with -delete, remove what the lists no longer name)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -86,6 +88,9 @@ func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer m.Close()
 	start := fs.Arg(0)
+	if *audit || *repair {
+		return auditCopy(ctx, m, start, *repair, stdout)
+	}
 	var runErr error
 	if *once {
 		runErr = m.Run(ctx, start)
@@ -97,6 +102,24 @@ func cmdMirror(ctx context.Context, args []string, stderr io.Writer) error {
 		return interruptedError{"stopped; the next run goes on from the last committed batch"}
 	}
 	return runErr
+}
+
+// auditCopy reports an audit; it fails when the copy differs from the
+// lists (after a repair: when something could not be repaired).
+func auditCopy(ctx context.Context, m *mirror.Mirror, start string, repair bool, stdout io.Writer) error {
+	rep, err := m.Audit(ctx, start, repair)
+	fmt.Fprintf(stdout, "audit: %d listed, %d good, %d missing, %d differing, %d in the copy but not listed, %d repaired\n",
+		rep.Listed, rep.Good, rep.Missing, rep.Differing, rep.Extra, rep.Repaired)
+	for _, e := range rep.Examples {
+		fmt.Fprintln(stdout, "  "+e)
+	}
+	switch {
+	case err != nil:
+		return err
+	case !repair && rep.Missing+rep.Differing+rep.Extra > 0:
+		return errors.New("the copy differs from the source's lists; run with -repair to fix it")
+	}
+	return nil
 }
 
 // parseHeaders reads "Name: value" flags.

@@ -78,7 +78,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, hup <
 	case "healthcheck":
 		err = cmdHealthcheck(ctx, args[1:], stdout, stderr)
 	case "mirror":
-		err = cmdMirror(ctx, args[1:], stderr)
+		err = cmdMirror(ctx, args[1:], stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, args[1:], stdout, stderr, hup)
 	case "demo-upstream":

@@ -1,0 +1,193 @@
+package mirror
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rsbridge/rsbridge/rsync"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// Audit (RS-185): the copy against the source's Resource Lists, file by
+// file on disk, by length and hash. With repair, what is missing or
+// differs is fetched again, and with Delete what the copy holds beyond the
+// lists goes.
+
+// AuditReport is what an audit found, per kind, over all sets.
+type AuditReport struct {
+	Listed    int64    `json:"listed"`    // resources the lists name
+	Good      int64    `json:"good"`      // on disk as the lists describe them
+	Missing   int64    `json:"missing"`   // listed, not in the copy
+	Differing int64    `json:"differing"` // in the copy, but not as listed (changed since, or damaged)
+	Extra     int64    `json:"extra"`     // in the copy, not listed
+	Repaired  int64    `json:"repaired"`  // fetched again or removed by -repair
+	Examples  []string `json:"examples,omitempty"`
+}
+
+// maxExamples bounds the URIs an audit report names.
+const maxExamples = 20
+
+func (a *AuditReport) example(kind, uri string) {
+	if len(a.Examples) < maxExamples {
+		a.Examples = append(a.Examples, kind+" "+uri)
+	}
+}
+
+// Audit compares the copy of every set with its Resource List, and with
+// repair brings it back in line. A resource that changed at the source
+// after the list was made shows as differing: audits read at rest are
+// exact, audits during churn are an upper bound.
+func (m *Mirror) Audit(ctx context.Context, start string, repair bool) (AuditReport, error) {
+	var rep AuditReport
+	sets, err := m.discover(ctx, start)
+	if err != nil {
+		return rep, err
+	}
+	m.sets = sets
+	for _, s := range sets {
+		if s.ResourceList == "" {
+			m.quirk(s.CapabilityList, "no Resource List: this set cannot be audited")
+			continue
+		}
+		st, err := m.state.Set(s.CapabilityList)
+		if err != nil {
+			return rep, err
+		}
+		r := &setRun{m: m, set: s, st: st, batch: m.state.Batch(), live: -1}
+		if err := r.audit(ctx, &rep, repair); err != nil {
+			return rep, fmt.Errorf("set %s: %w", s.CapabilityList, err)
+		}
+	}
+	return rep, nil
+}
+
+// audit checks one set; with repair, what is missing or differs goes to
+// the fetchers as it is found.
+func (r *setRun) audit(ctx context.Context, rep *AuditReport, repair bool) error {
+	listed := map[string]bool{}
+	produce := func(send func(want) error) error {
+		check := func(page string, e rsync.Entry) error {
+			w := wantOf(page, e)
+			listed[w.uri] = true
+			rep.Listed++
+			cur, err := r.m.state.Resource(r.set.CapabilityList, w.uri)
+			if err != nil {
+				return err
+			}
+			switch v, err := r.onDisk(cur, w); {
+			case err != nil:
+				return err
+			case v == good:
+				rep.Good++
+				return nil
+			case v == missing:
+				rep.Missing++
+				rep.example("missing", w.uri)
+			default:
+				rep.Differing++
+				rep.example("differing", w.uri)
+			}
+			return send(w)
+		}
+		var pages []string
+		_, _, err := r.m.f.stream(ctx, r.set.ResourceList, "", func(d *rsync.Document, e rsync.Entry) error {
+			if d.Index {
+				pages = append(pages, resolve(r.set.ResourceList, e.Loc))
+				return nil
+			}
+			return check(r.set.ResourceList, e)
+		})
+		for _, p := range pages {
+			if err != nil {
+				break
+			}
+			_, _, err = r.m.f.stream(ctx, p, "", func(_ *rsync.Document, e rsync.Entry) error { return check(p, e) })
+		}
+		return err
+	}
+	r.failed = 0
+	before := r.m.Counts()
+	var err error
+	if repair {
+		err = r.fetchAll(ctx, "repair", produce)
+	} else {
+		err = produce(func(want) error { return nil })
+	}
+	if err != nil {
+		return err
+	}
+	var extra []want
+	err = r.m.state.Resources(ctx, r.set.CapabilityList, func(res *store.MirrorResource) error {
+		if !res.Deleted && !listed[res.URI] {
+			rep.Extra++
+			rep.example("extra", res.URI)
+			extra = append(extra, want{uri: res.URI, change: "deleted"})
+		}
+		return nil
+	})
+	if err != nil || !repair {
+		return err
+	}
+	err = r.deleteAll(ctx, extra)
+	after := r.m.Counts()
+	rep.Repaired += after.Created + after.Updated + after.Deleted - before.Created - before.Updated - before.Deleted
+	if cerr := r.commit(); err == nil {
+		err = cerr
+	}
+	if err == nil && r.failed > 0 {
+		err = fmt.Errorf("%d resources could not be repaired (see the log)", r.failed)
+	}
+	return err
+}
+
+// verdict is what an audit found of one resource.
+type verdict int
+
+const (
+	good verdict = iota
+	missing
+	differing
+)
+
+// onDisk reads the copy's file of a resource: missing when the copy has
+// none, good when its length and the listed hash (md5 or sha-256,
+// recomputed) agree with the list, else differing.
+func (r *setRun) onDisk(cur *store.MirrorResource, w want) (verdict, error) {
+	if cur == nil || cur.Deleted {
+		return missing, nil
+	}
+	f, err := os.Open(filepath.Join(r.m.opts.Dir, cur.Path))
+	if os.IsNotExist(err) {
+		return missing, nil
+	}
+	if err != nil {
+		return differing, err
+	}
+	defer f.Close()
+	md, sh := md5.New(), sha256.New()
+	n, err := io.Copy(io.MultiWriter(md, sh), f)
+	if err != nil {
+		return differing, err
+	}
+	same := false
+	switch {
+	case w.hasLength && n != w.length:
+	case w.md5 != "":
+		same = hex.EncodeToString(md.Sum(nil)) == w.md5
+	case w.sha != "":
+		same = hex.EncodeToString(sh.Sum(nil)) == w.sha
+	default:
+		// No hash listed: the length, and the lastmod the copy recorded.
+		same = w.hasLength && (w.lastmod.IsZero() || cur.LastMod.Equal(w.lastmod))
+	}
+	if same {
+		return good, nil
+	}
+	return differing, nil
+}
