@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -15,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,11 +76,9 @@ func (m *Mirror) Follow(ctx context.Context, start string, o FollowOptions) erro
 	if o.Lease <= 0 {
 		o.Lease = 24 * time.Hour
 	}
-	if err := m.Run(ctx, start); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		m.log.Error("mirror run failed; trying again at the next one", "err", err)
+	m.noteRun(m.Run(ctx, start))
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	events := make(chan event, 64)
 	var subs map[string]*subscription
@@ -91,6 +91,10 @@ func (m *Mirror) Follow(ctx context.Context, start string, o FollowOptions) erro
 			return err
 		}
 		defer srv.Close()
+		m.mu.Lock()
+		m.callback = base
+		m.mu.Unlock()
+		m.log.Info("callback server listening; /status and /metrics there too", "url", base)
 		for _, sub := range subs {
 			sub.base = base
 			m.subscribe(ctx, sub, o.Lease)
@@ -113,9 +117,7 @@ func (m *Mirror) followLoop(ctx context.Context, start string, o FollowOptions, 
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
-			if err := m.Run(ctx, start); err != nil && ctx.Err() == nil {
-				m.log.Error("mirror run failed; trying again at the next one", "err", err)
-			}
+			m.noteRun(m.Run(ctx, start))
 		case ev := <-events:
 			if err := m.apply(ctx, start, ev); err != nil && ctx.Err() == nil {
 				m.log.Error("notification not applied; the next run catches up", "err", err)
@@ -123,6 +125,26 @@ func (m *Mirror) followLoop(ctx context.Context, start string, o FollowOptions, 
 		case <-renew.C:
 			m.renew(ctx, subs, o.Lease)
 		}
+	}
+}
+
+// CallbackURL is the callback server's URL once Follow listens ("" before).
+func (m *Mirror) CallbackURL() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.callback
+}
+
+// noteRun keeps a run's end and error for /status, and logs the error.
+func (m *Mirror) noteRun(err error) {
+	m.mu.Lock()
+	m.lastRun, m.lastErr = m.now().UTC(), ""
+	if err != nil {
+		m.lastErr = err.Error()
+	}
+	m.mu.Unlock()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		m.log.Error("mirror run failed; trying again at the next one", "err", err)
 	}
 }
 
@@ -248,9 +270,18 @@ func (m *Mirror) renew(ctx context.Context, subs map[string]*subscription, lease
 
 // callbackHandler answers the hub: verification of intent (echo the
 // challenge for a subscription this mirror asked for) and notifications
-// (checked against the secret, parsed, queued).
+// (checked against the secret, parsed, queued); and the operator: /status
+// (JSON) and /metrics (Prometheus text).
 func (m *Mirror) callbackHandler(subs map[string]*subscription, events chan event) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/status":
+			m.serveStatus(w, subs)
+			return
+		case "/metrics":
+			m.serveMetrics(w)
+			return
+		}
 		sub, ok := subs[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -336,4 +367,62 @@ func validSignature(header, secret string, body []byte) bool {
 	mac.Write(body)
 	want, err := hex.DecodeString(sig)
 	return err == nil && hmac.Equal(mac.Sum(nil), want)
+}
+
+// Status is what a following mirror reports at /status.
+type Status struct {
+	Counts        Counts               `json:"counts"`
+	LastRun       time.Time            `json:"last_run,omitzero"`
+	LastError     string               `json:"last_error,omitempty"`
+	Subscriptions []SubscriptionStatus `json:"subscriptions"`
+}
+
+// SubscriptionStatus is one set's subscription.
+type SubscriptionStatus struct {
+	Topic    string    `json:"topic"`
+	Hub      string    `json:"hub"`
+	Verified time.Time `json:"verified,omitzero"`
+	Expires  time.Time `json:"expires,omitzero"`
+}
+
+func (m *Mirror) serveStatus(w http.ResponseWriter, subs map[string]*subscription) {
+	m.mu.Lock()
+	st := Status{Counts: m.counts, LastRun: m.lastRun, LastError: m.lastErr}
+	m.mu.Unlock()
+	for _, sub := range subs {
+		sub.mu.Lock()
+		ss := SubscriptionStatus{Topic: sub.set.Notification, Hub: sub.set.Hub, Verified: sub.verified}
+		if !sub.verified.IsZero() {
+			ss.Expires = sub.verified.Add(sub.lease)
+		}
+		sub.mu.Unlock()
+		st.Subscriptions = append(st.Subscriptions, ss)
+	}
+	slices.SortFunc(st.Subscriptions, func(a, b SubscriptionStatus) int { return strings.Compare(a.Topic, b.Topic) })
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(st)
+}
+
+// serveMetrics writes the counts in the Prometheus text format.
+func (m *Mirror) serveMetrics(w http.ResponseWriter) {
+	c := m.Counts()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	for _, row := range []struct {
+		name, help string
+		v          int64
+	}{
+		{"rsbridge_mirror_resources_from_dumps_total", "Resources taken from Resource and Change Dump packages.", c.FromDump},
+		{"rsbridge_mirror_resources_fetched_total", "Resources taken by GET.", c.Fetched},
+		{"rsbridge_mirror_resources_shared_total", "Resources another set of the source held already.", c.Shared},
+		{"rsbridge_mirror_created_total", "Resources the copy gained.", c.Created},
+		{"rsbridge_mirror_updated_total", "Resources the copy changed.", c.Updated},
+		{"rsbridge_mirror_deleted_total", "Resources the copy removed (-delete).", c.Deleted},
+		{"rsbridge_mirror_failed_total", "Resources that could not be taken (retried by the next run).", c.Failed},
+		{"rsbridge_mirror_bytes_total", "Bytes written to the copy.", c.Bytes},
+	} {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", row.name, row.help, row.name, row.name, row.v)
+	}
 }

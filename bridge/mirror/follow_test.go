@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -63,6 +64,26 @@ func TestFollowByNotification(t *testing.T) {
 	}
 	if n, _ := s.resourceGETs(); n-baseline != 6 {
 		t.Errorf("%d resource GETs while following; want 6: the 3 created and 3 updated, once each", n-baseline)
+	}
+	// The operator's view, on the callback server.
+	resp, err := http.Get(m.CallbackURL() + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Status
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if len(st.Subscriptions) != 1 || st.Subscriptions[0].Topic != topic || st.Subscriptions[0].Verified.IsZero() || st.Counts.Created != 43 {
+		t.Errorf("status: %+v", st)
+	}
+	resp, err = http.Get(m.CallbackURL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), "rsbridge_mirror_created_total 43\n") {
+		t.Errorf("metrics:\n%s", metrics)
 	}
 }
 

@@ -69,16 +69,19 @@ type Counts struct {
 
 // Mirror keeps one copy of a source.
 type Mirror struct {
-	opts   Options
-	f      *fetcher
-	state  *store.MirrorDB
-	sink   *sink
-	log    *slog.Logger
-	now    func() time.Time
-	sets   []Set      // the sets of the current run
-	mu     sync.Mutex // guards counts and quirks
-	counts Counts
-	quirks map[string]bool
+	opts     Options
+	f        *fetcher
+	state    *store.MirrorDB
+	sink     *sink
+	log      *slog.Logger
+	now      func() time.Time
+	sets     []Set      // the sets of the current run
+	mu       sync.Mutex // guards counts and quirks
+	counts   Counts
+	quirks   map[string]bool
+	lastRun  time.Time // the last run's end, in follow mode
+	lastErr  string
+	callback string // the callback server's URL, in follow mode
 }
 
 // New opens the copy and its state (stateDir: one process at a time).
