@@ -246,7 +246,11 @@ func (r *setRun) commit() error {
 		}
 	}
 	r.pending = 0
-	return r.batch.Commit()
+	if err := r.batch.Commit(); err != nil {
+		return err
+	}
+	r.m.runHook(r.m.sink.takeBatch())
+	return nil
 }
 
 // job is one resource for the pool: bytes already read (a package

@@ -13,12 +13,16 @@
 package mirror
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +52,10 @@ type Options struct {
 	Transport      http.RoundTripper // tests route hosts to local servers
 	Logger         *slog.Logger
 	Now            func() time.Time
+	// Hook runs after each committed batch that changed the copy, with the
+	// batch's change-log lines on its standard input (sh -c; nil: none).
+	// Its failure is logged; the batch stays committed.
+	Hook []string
 	// Progress is told of the counts as a run goes (nil: nobody).
 	Progress func(Counts)
 }
@@ -118,6 +126,7 @@ func New(stateDir string, o Options) (*Mirror, error) {
 	}
 	f := &fetcher{hc: &http.Client{Transport: transport, Timeout: o.Timeout}, headers: o.Headers, ua: o.UserAgent,
 		retries: o.Retries, backoff: 500 * time.Millisecond, maxBackoff: time.Minute, delay: o.Delay, maxDoc: o.MaxDocBytes, log: o.Logger}
+	sk.hooked = len(o.Hook) > 0
 	return &Mirror{opts: o, f: f, state: st, sink: sk, log: o.Logger, now: o.Now, quirks: map[string]bool{}}, nil
 }
 
@@ -192,4 +201,17 @@ func (m *Mirror) runSet(ctx context.Context, s Set) error {
 		}
 	}
 	return r.changes(ctx)
+}
+
+// runHook runs the per-batch hook with the batch's change-log lines.
+func (m *Mirror) runHook(lines []byte) {
+	if len(m.opts.Hook) == 0 || len(lines) == 0 {
+		return
+	}
+	cmd := exec.Command(m.opts.Hook[0], m.opts.Hook[1:]...)
+	cmd.Stdin = bytes.NewReader(lines)
+	cmd.Env = append(os.Environ(), "RSBRIDGE_MIRROR_DIR="+m.opts.Dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		m.log.Error("hook failed; the batch stays applied", "hook", m.opts.Hook, "err", err, "output", strings.TrimSpace(string(out)))
+	}
 }

@@ -464,3 +464,20 @@ func TestAuditAndRepair(t *testing.T) {
 		t.Errorf("audit after the repair: %+v %v", rep, err)
 	}
 }
+
+// TestHookPerBatch: the hook gets each committed batch's change-log lines,
+// every change once, whether or not a change log is kept.
+func TestHookPerBatch(t *testing.T) {
+	s := newRsbridge(t, 70)
+	out := filepath.Join(t.TempDir(), "hooked")
+	m, _ := openMirror(t, s, Options{Batch: 16, Hook: []string{"sh", "-c", "cat >> " + out + "; echo batch >> " + out + ".n"}})
+	mustRun(t, m, s)
+	lines, _ := os.ReadFile(out)
+	batches, _ := os.ReadFile(out + ".n")
+	if n := bytes.Count(lines, []byte("\n")); n != 70 || !bytes.Contains(lines, []byte(`"change":"created"`)) {
+		t.Errorf("the hook saw %d lines, want 70 created", n)
+	}
+	if n := bytes.Count(batches, []byte("\n")); n < 5 {
+		t.Errorf("the hook ran %d times for 70 changes in batches of 16", n)
+	}
+}

@@ -71,6 +71,8 @@ type sink struct {
 	log     *os.File
 	logBuf  *bufio.Writer
 	logLen  int64    // bytes written, committed or not
+	hooked  bool     // a hook wants each batch's lines
+	batch   []byte   // the lines noted since the last batch, for the hook
 	dirs    sync.Map // directories known to exist: one stat fewer per file
 }
 
@@ -122,7 +124,7 @@ type logLine struct {
 
 // note adds a line to the change log (written out by flush).
 func (s *sink) note(l logLine) error {
-	if s.log == nil {
+	if s.log == nil && !s.hooked {
 		return nil
 	}
 	b, err := json.Marshal(l)
@@ -130,9 +132,22 @@ func (s *sink) note(l logLine) error {
 		return err
 	}
 	b = append(b, '\n')
+	if s.hooked {
+		s.batch = append(s.batch, b...)
+	}
+	if s.log == nil {
+		return nil
+	}
 	n, err := s.logBuf.Write(b)
 	s.logLen += int64(n)
 	return err
+}
+
+// takeBatch returns the lines noted since the last call (for the hook).
+func (s *sink) takeBatch() []byte {
+	b := s.batch
+	s.batch = nil
+	return b
 }
 
 // flush makes the files written so far and the log lines durable, before

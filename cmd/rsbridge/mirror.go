@@ -53,6 +53,7 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	every := fs.Duration("every", 10*time.Minute, "without -once: how often to read the Change Lists")
 	listen := fs.String("listen", "", "without -once: subscribe to Change Notification, with the callback server here (e.g. :8081)")
 	callback := fs.String("callback-url", "", "the callback server's URL as hubs reach it (default: http:// and the -listen address)")
+	hook := fs.String("hook", "", "shell command run after each committed batch, with the batch's change-log lines on stdin")
 	audit := fs.Bool("audit", false, "compare every file of the copy with the Resource Lists (length, hash) and report; exit 1 when they differ")
 	repair := fs.Bool("repair", false, "audit, and fetch again what is missing or differs (with -delete, remove what the lists no longer name)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
@@ -80,7 +81,11 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		debug.SetMemoryLimit(mirrorMemoryLimit)
 	}
 	progress := newMirrorProgress(stderr, 2*time.Second)
-	m, err := mirror.New(*state, mirror.Options{Dir: *dir, Log: *logPath, Sets: sets, Delete: *del, NoDumps: *noDumps, Force: *force, MaxDeleteShare: *share,
+	var hookCmd []string
+	if *hook != "" {
+		hookCmd = []string{"sh", "-c", *hook}
+	}
+	m, err := mirror.New(*state, mirror.Options{Hook: hookCmd, Dir: *dir, Log: *logPath, Sets: sets, Delete: *del, NoDumps: *noDumps, Force: *force, MaxDeleteShare: *share,
 		Workers: *workers, Delay: *delay, Timeout: *timeout, Retries: *retries, Headers: hdr, Logger: log,
 		UserAgent: "rsbridge-mirror/" + bridge.Version + " (+https://github.com/rsbridge/rsbridge)", Progress: progress.print})
 	if err != nil {
