@@ -173,6 +173,14 @@ func (s *rsbridgeSource) resourceURL(id string) string {
 	return source.ResourceURL(s.src.Base(), "demo", "oai_dc", id)
 }
 
+// getsOf is how many GETs the source answered for one resource path.
+func (s *rsbridgeSource) getsOf(path string) int64 {
+	if v, ok := s.gets.Load(path); ok {
+		return v.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
 // resourceGETs is how many resource GETs the source answered.
 func (s *rsbridgeSource) resourceGETs() (total int64, most int64) {
 	s.gets.Range(func(_, v any) bool {
