@@ -125,6 +125,18 @@ type got struct {
 	err  error // the resource could not be taken (it is counted, the run goes on)
 }
 
+// errMismatch is a resource whose bytes disagree with the list that named
+// it.
+var errMismatch = errors.New("not as the list describes it")
+
+// superseded reports a resource that is not as its list described it, or
+// is gone: most likely it changed after the list was made (a later change
+// will describe it), else the source is wrong about it (an audit shows
+// it). Either way a retry of the same list cannot fix it.
+func superseded(err error) bool {
+	return errors.Is(err, errMismatch) || errors.Is(err, errTooLong) || notFound(err)
+}
+
 // write copies a resource's bytes from rd to its place and checks them
 // against what the source says.
 func (r *setRun) write(w want, rd io.Reader, from string) got {
@@ -152,11 +164,11 @@ func (r *setRun) write(w want, rd io.Reader, from string) got {
 	g.md5, g.sha = f.sums()
 	switch {
 	case w.hasLength && g.n != w.length:
-		err = fmt.Errorf("%s: %d bytes, the source says %d", w.uri, g.n, w.length)
+		err = fmt.Errorf("%s: %w: %d bytes, the source says %d", w.uri, errMismatch, g.n, w.length)
 	case w.md5 != "" && g.md5 != w.md5:
-		err = fmt.Errorf("%s: md5 %s, the source says %s", w.uri, g.md5, w.md5)
+		err = fmt.Errorf("%s: %w: md5 %s, the source says %s", w.uri, errMismatch, g.md5, w.md5)
 	case w.sha != "" && g.sha != w.sha:
-		err = fmt.Errorf("%s: sha-256 %s, the source says %s", w.uri, g.sha, w.sha)
+		err = fmt.Errorf("%s: %w: sha-256 %s, the source says %s", w.uri, errMismatch, g.sha, w.sha)
 	}
 	if err != nil {
 		f.abandon()
@@ -174,6 +186,14 @@ func (r *setRun) write(w want, rd io.Reader, from string) got {
 func (r *setRun) record(g got) error {
 	if g.err != nil && (g.from == "dump" || g.from == "change-dump") {
 		r.m.quirk(r.set.CapabilityList, "a package file disagrees with its manifest; it is fetched by GET: "+g.err.Error())
+		return nil
+	}
+	if g.err != nil && superseded(g.err) {
+		// The resource changed (or went) after the list that named it was
+		// made: a later change describes what it is now, and is applied
+		// when it is read. Nothing is kept that disagrees with its list.
+		r.m.count(func(c *Counts) { c.Superseded++ })
+		r.m.log.Debug("resource not as listed: changed since, or gone; a later change brings it", "set", r.set.CapabilityList, "err", g.err)
 		return nil
 	}
 	if g.err != nil {

@@ -70,9 +70,13 @@ type Counts struct {
 	Created   int64 `json:"created"`
 	Updated   int64 `json:"updated"`
 	Deleted   int64 `json:"deleted"`
-	Kept      int64 `json:"kept"` // deleted at the source, kept without -delete
-	Failed    int64 `json:"failed"`
-	Bytes     int64 `json:"bytes"`
+	Kept      int64 `json:"kept"`   // deleted at the source, kept without -delete
+	Failed    int64 `json:"failed"` // not taken for a transient fault: retried by the next run
+	// Superseded resources were not as their list described them (changed
+	// since, or gone): not kept, and left to the later change that
+	// describes them; -audit names any the source never corrects.
+	Superseded int64 `json:"superseded"`
+	Bytes      int64 `json:"bytes"`
 }
 
 // Mirror keeps one copy of a source.
