@@ -95,7 +95,7 @@ func TestEmptyOpenListKeepsItsURL(t *testing.T) {
 		}
 	}
 	// A change goes to that list; it closes at the end of the change's period.
-	s.up.Update(1, s.clock.now())
+	s.up.Update(1, s.clock.Now())
 	s.harvest()
 	s.advance(time.Hour)
 	l, err := getDoc(context.Background(), http.DefaultClient, loc)

@@ -34,7 +34,7 @@ import (
 type fixture struct {
 	t       testing.TB
 	up      *oaiserver.Synthetic
-	clock   *clock
+	clock   *oaiserver.Clock
 	db      *store.DB
 	cfg     *config.Config
 	srv     *httptest.Server
@@ -46,8 +46,8 @@ type fixture struct {
 
 func newFixture(t testing.TB, o oaiserver.Options, pageLimit int, period time.Duration) *fixture {
 	t.Helper()
-	s := &fixture{t: t, clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}}
-	o.Now = s.clock.now
+	s := &fixture{t: t, clock: oaiserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))}
+	o.Now = s.clock.Now
 	if len(o.Prefixes) == 0 {
 		o.Prefixes = []string{"oai_dc"}
 	}
@@ -74,25 +74,25 @@ func newFixture(t testing.TB, o oaiserver.Options, pageLimit int, period time.Du
 		t.Fatal(err)
 	}
 	s.cfg = cfg
-	s.db, err = store.Open(store.Options{InMemory: true, Now: s.clock.now, ChangeListLimit: pageLimit, ChangeListPeriod: period})
+	s.db, err = store.Open(store.Options{InMemory: true, Now: s.clock.Now, ChangeListLimit: pageLimit, ChangeListPeriod: period})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.db.Close() })
-	s.h, err = harvest.New(cfg, cfg.Repositories[0], s.db, harvest.Options{Now: s.clock.now})
+	s.h, err = harvest.New(cfg, cfg.Repositories[0], s.db, harvest.Options{Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.dumpDir = t.TempDir()
 	mu.Lock()
-	handler = mustServer(t, cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, CacheDir: t.TempDir()}).Handler()
+	handler = mustServer(t, cfg, s.db, ServerOptions{Now: s.clock.Now, DumpDir: s.dumpDir, CacheDir: t.TempDir()}).Handler()
 	mu.Unlock()
 	return s
 }
 
 // dumper builds the source's dumps on its clock.
 func (s *fixture) dumper() *dumps.Dumper {
-	return dumps.New(source.New(s.cfg, s.db), s.db, dumps.Options{Now: s.clock.now, Dir: s.dumpDir})
+	return dumps.New(source.New(s.cfg, s.db), s.db, dumps.Options{Now: s.clock.Now, Dir: s.dumpDir})
 }
 
 func (s *fixture) harvest() {
@@ -104,8 +104,8 @@ func (s *fixture) harvest() {
 
 // advance moves the shared clock; the harvester's events get times after it.
 func (s *fixture) advance(d time.Duration) time.Time {
-	s.clock.set(s.clock.now().Add(d))
-	return s.clock.now()
+	s.clock.Set(s.clock.Now().Add(d))
+	return s.clock.Now()
 }
 
 // expected is what a destination of a resource set must hold: loc -> bytes.

@@ -58,18 +58,10 @@ func (f *faultHandler) queries() []string {
 	return slices.Clone(f.log)
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-
 type env struct {
 	t        *testing.T
 	up       *oaiserver.Synthetic
-	upClock  *clock
+	upClock  *oaiserver.Clock
 	faults   *faultHandler
 	srv      *httptest.Server
 	db       *store.DB
@@ -81,8 +73,8 @@ type env struct {
 
 func newEnv(t *testing.T, o oaiserver.Options) *env {
 	t.Helper()
-	e := &env{t: t, upClock: &clock{t: time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)}}
-	o.Now = e.upClock.now
+	e := &env{t: t, upClock: oaiserver.NewClock(time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC))}
+	o.Now = e.upClock.Now
 	if len(o.Prefixes) == 0 {
 		o.Prefixes = []string{"oai_dc"}
 	}
@@ -229,7 +221,7 @@ func TestInitialHarvestHostileIdentifiers(t *testing.T) {
 		t.Errorf("hostile identifier %q not stored", hostile)
 	}
 	// A second run with nothing changed makes no events.
-	e.upClock.set(e.upClock.now().Add(time.Hour))
+	e.upClock.Set(e.upClock.Now().Add(time.Hour))
 	before := e.lastSeq("oai_dc")
 	e.mustHarvest()
 	if got := e.events("oai_dc", before); len(got) != 0 {
@@ -245,8 +237,8 @@ func TestIncrementalChanges(t *testing.T) {
 	seq := e.lastSeq("oai_dc")
 	hw, _ := peek(e.db).Checkpoint("demo", "oai_dc")
 
-	at := e.upClock.now().Add(time.Hour)
-	e.upClock.set(at.Add(time.Hour))
+	at := e.upClock.Now().Add(time.Hour)
+	e.upClock.Set(at.Add(time.Hour))
 	added := e.up.Add(at)
 	e.up.Update(3, at)
 	e.up.Delete(4, at)
@@ -293,8 +285,8 @@ func TestIncrementalChanges(t *testing.T) {
 	}
 
 	// A deleted record comes back: created again.
-	at2 := e.upClock.now().Add(time.Hour)
-	e.upClock.set(at2.Add(time.Hour))
+	at2 := e.upClock.Now().Add(time.Hour)
+	e.upClock.Set(at2.Add(time.Hour))
 	seq = e.lastSeq("oai_dc")
 	e.up.Restore(4, at2)
 	e.mustHarvest()
@@ -306,10 +298,10 @@ func TestIncrementalChanges(t *testing.T) {
 
 func TestDayGranularity(t *testing.T) {
 	e := newEnv(t, oaiserver.Options{Records: 40, PageSize: 15, Granularity: "YYYY-MM-DD", Step: time.Hour})
-	day := e.upClock.now()
+	day := e.upClock.Now()
 	e.up.Touch(1, day.Add(-2*time.Hour)) // on the high-water day: it must come again
 	e.mustHarvest()
-	e.upClock.set(day.Add(48 * time.Hour))
+	e.upClock.Set(day.Add(48 * time.Hour))
 	e.up.Update(2, day.Add(24*time.Hour))
 	seq := e.lastSeq("oai_dc")
 	c := e.mustHarvest()
@@ -533,8 +525,8 @@ func TestCannotDisseminateOnePrefix(t *testing.T) {
 func TestReconcileDeletedRecordNo(t *testing.T) {
 	e := newEnv(t, oaiserver.Options{Records: 80, PageSize: 20, DeletedRecord: "no", SetCount: 4})
 	e.mustHarvest()
-	at := e.upClock.now().Add(time.Hour)
-	e.upClock.set(at.Add(time.Hour))
+	at := e.upClock.Now().Add(time.Hour)
+	e.upClock.Set(at.Add(time.Hour))
 	e.up.Delete(10, at)
 	e.up.Delete(11, at)
 	e.up.SetSets(12, []string{"s0:sub"}, at, false) // no datestamp change
@@ -742,7 +734,7 @@ func TestReconcileRefusesWithUnreadableHeaders(t *testing.T) {
 	e := newEnv(t, oaiserver.Options{Records: 30, PageSize: 10, DeletedRecord: "transient"})
 	e.mustHarvest()
 	before, _ := peek(e.db).Counter("demo", "oai_dc")
-	e.up.Delete(3, e.upClock.now())
+	e.up.Delete(3, e.upClock.Now())
 	e.faults.set(func(w http.ResponseWriter, r *http.Request, _ int) bool {
 		if r.URL.Query().Get("verb") != "ListIdentifiers" || r.URL.Query().Get("resumptionToken") != "" {
 			return false

@@ -94,7 +94,7 @@ func TestChangeNotification(t *testing.T) {
 	}
 	metrics := NewMetrics()
 	metrics.Watch(s.cfg, s.db, nil, n)
-	srv := httptest.NewServer(mustServer(t, s.cfg, s.db, ServerOptions{Now: s.clock.now, DumpDir: s.dumpDir, Notifier: n, Metrics: metrics}).Handler())
+	srv := httptest.NewServer(mustServer(t, s.cfg, s.db, ServerOptions{Now: s.clock.Now, DumpDir: s.dumpDir, Notifier: n, Metrics: metrics}).Handler())
 	defer srv.Close()
 	// The handler serves on another port than the source's URLs: rewrite.
 	local := func(u string) string { return strings.Replace(u, s.srv.URL, srv.URL, 1) }

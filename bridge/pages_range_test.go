@@ -65,7 +65,7 @@ func TestIndexPagesAreKeyRanges(t *testing.T) {
 	}
 	// item-30 sorts between item-3 and item-4: inside the first page.
 	s.advance(time.Minute)
-	s.up.Add(s.clock.now())
+	s.up.Add(s.clock.Now())
 	s.harvest()
 	seen := walk()
 	for loc := range s.expected("oai_dc", store.AllSet) {
@@ -75,7 +75,7 @@ func TestIndexPagesAreKeyRanges(t *testing.T) {
 	}
 	// A deletion inside page 1 repeats nothing.
 	s.advance(time.Minute)
-	s.up.Delete(1, s.clock.now())
+	s.up.Delete(1, s.clock.Now())
 	s.harvest()
 	seen = walk()
 	want := s.expected("oai_dc", store.AllSet)

@@ -94,7 +94,7 @@ func TestHostileRecords(t *testing.T) {
 	// The repository fixes its records: the next run fetches the quarantined
 	// ones again and stores them.
 	broken.Store(false)
-	e.upClock.set(e.upClock.now().Add(time.Hour))
+	e.upClock.Set(e.upClock.Now().Add(time.Hour))
 	res, err = e.harvest(false)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,34 +22,22 @@ import (
 	"github.com/rsbridge/rsbridge/store"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // harvested is a store holding one harvest of a synthetic repository.
-func harvested(t *testing.T, records int, clk *clock) (*config.Config, *store.DB) {
+func harvested(t *testing.T, records int, clk *oaiserver.Clock) (*config.Config, *store.DB) {
 	t.Helper()
-	up := httptest.NewServer(oaiserver.New(oaiserver.Options{Records: records, PageSize: 10, Now: clk.now}))
+	up := httptest.NewServer(oaiserver.New(oaiserver.Options{Records: records, PageSize: 10, Now: clk.Now}))
 	t.Cleanup(up.Close)
 	cfg, err := config.ParseAndValidate(strings.NewReader(fmt.Sprintf(
 		"base_url: http://rs.test\ndefaults:\n  delay: 0s\nresourcesync:\n  changelist_period: 1h\n  dump_sets: all-records\nrepositories:\n  - name: demo\n    base_url: %s/oai\n", up.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(store.Options{InMemory: true, Now: clk.now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
+	db, err := store.Open(store.Options{InMemory: true, Now: clk.Now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.now})
+	h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,12 +97,12 @@ func readPackage(t *testing.T, file string) *rsync.Document {
 // at dump_package_bytes, each listed by the source's Resource Dump; a
 // closed Change List gets one Change Dump package with every change.
 func TestBuildDumps(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}
+	clk := oaiserver.NewClock(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
 	cfg, db := harvested(t, 30, clk)
 	cfg.ResourceSync.DumpPackageBytes = 20 << 10 // about ten 2 KB records a package
 	src := source.New(cfg, db)
 	dir := t.TempDir()
-	d := New(src, db, Options{Dir: dir, Now: clk.now})
+	d := New(src, db, Options{Dir: dir, Now: clk.Now})
 	rs := src.All(cfg.Repositories[0], "oai_dc")
 	ctx := context.Background()
 	if err := d.BuildResourceDump(ctx, rs); err != nil {
@@ -149,7 +136,7 @@ func TestBuildDumps(t *testing.T) {
 	}
 
 	// The first Change List closes when its hour has passed.
-	clk.add(2 * time.Hour)
+	clk.Add(2 * time.Hour)
 	d.Work(ctx)
 	if err := d.LastError(); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,10 +28,7 @@ import (
 func BenchmarkMirror(b *testing.B) {
 	n := envInt("RSBRIDGE_BENCH_RECORDS", 20000)
 	size := envInt("RSBRIDGE_BENCH_RECORD_BYTES", 2048)
-	bin := filepath.Join(b.TempDir(), "rsbridge")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rsbridge/rsbridge/cmd/rsbridge").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCommand(b)
 	start := time.Now()
 	s := newRsbridgeWith(b, oaiserver.Options{Records: n, PageSize: 500, SetCount: -1, RecordBytes: size}, b.TempDir())
 	s.dump()
@@ -95,14 +91,14 @@ func BenchmarkMirror(b *testing.B) {
 		}
 	})
 	// 1,000 changes, their list closed and dumped.
-	at := s.clk.add(time.Minute)
+	at := s.clk.Add(time.Minute)
 	for i := range 1000 {
 		s.up.Update(i*(n/1000), at)
 	}
-	s.clk.add(time.Minute)
+	s.clk.Add(time.Minute)
 	s.harvest()
-	s.clk.add(2 * time.Hour)
-	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.now})
+	s.clk.Add(2 * time.Hour)
+	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.Now})
 	d.Work(context.Background())
 	if err := d.LastError(); err != nil {
 		b.Fatal(err)

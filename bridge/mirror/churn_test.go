@@ -8,7 +8,6 @@ import (
 	"net"
 	neturl "net/url"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -88,10 +87,7 @@ func TestMirrorChurn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "rsbridge")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rsbridge/rsbridge/cmd/rsbridge").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCommand(t)
 	n := *churnRecords
 	began := time.Now()
 	s := newRsbridgeFull(t, oaiserver.Options{Records: n, PageSize: 500, SetCount: -1}, t.TempDir(), "notification:\n  enabled: true\n")
@@ -129,7 +125,7 @@ func TestMirrorChurn(t *testing.T) {
 	ops := map[string]int{}
 	kills := 0
 	for end := time.Now().Add(*churnFor); time.Now().Before(end); {
-		at := s.clk.add(time.Second)
+		at := s.clk.Add(time.Second)
 		for range 1 + rng.IntN(20) {
 			i := rng.IntN(s.up.Len())
 			switch rng.IntN(4) {

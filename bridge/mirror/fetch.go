@@ -155,41 +155,22 @@ func retryAfter(v string, maxWait time.Duration) time.Duration {
 	return 0
 }
 
-// doc fetches and parses a ResourceSync document, at most maxDoc bytes.
+// doc fetches and parses a ResourceSync document (small ones: a
+// Capability List, a dump's package list).
 func (f *fetcher) doc(ctx context.Context, url string) (*rsync.Document, *http.Response, error) {
-	return f.docIf(ctx, url, "")
-}
-
-// docIf is doc with If-None-Match: a 304 answers a nil document.
-func (f *fetcher) docIf(ctx context.Context, url, etag string) (*rsync.Document, *http.Response, error) {
-	var hdr http.Header
-	if etag != "" {
-		hdr = http.Header{"If-None-Match": {etag}}
-	}
-	resp, err := f.get(ctx, url, hdr)
-	if err != nil {
-		return nil, nil, err
-	}
-	if resp.StatusCode == http.StatusNotModified {
-		resp.Body.Close()
-		return nil, resp, nil
-	}
-	defer resp.Body.Close()
-	body := &io.LimitedReader{R: resp.Body, N: f.maxDoc + 1}
-	doc, err := rsync.Parse(body)
-	if body.N == 0 {
-		return nil, resp, fmt.Errorf("%s: larger than %d bytes, more than a sitemap may hold", url, f.maxDoc)
-	}
-	if err != nil {
-		return nil, resp, fmt.Errorf("%s: %w", url, err)
-	}
-	return doc, resp, nil
+	return f.read(ctx, url, "", rsync.Parse)
 }
 
 // stream fetches a document and hands its entries to fn as they are read
 // (rsync.Stream: constant memory, whatever the list's size); with an etag,
 // a 304 answers a nil document.
 func (f *fetcher) stream(ctx context.Context, url, etag string, fn func(*rsync.Document, rsync.Entry) error) (*rsync.Document, *http.Response, error) {
+	return f.read(ctx, url, etag, func(r io.Reader) (*rsync.Document, error) { return rsync.Stream(r, fn) })
+}
+
+// read fetches a document (If-None-Match with an etag: a 304 answers a
+// nil document) and parses at most maxDoc bytes of it.
+func (f *fetcher) read(ctx context.Context, url, etag string, parse func(io.Reader) (*rsync.Document, error)) (*rsync.Document, *http.Response, error) {
 	var hdr http.Header
 	if etag != "" {
 		hdr = http.Header{"If-None-Match": {etag}}
@@ -203,7 +184,7 @@ func (f *fetcher) stream(ctx context.Context, url, etag string, fn func(*rsync.D
 		return nil, resp, nil
 	}
 	body := &io.LimitedReader{R: resp.Body, N: f.maxDoc + 1}
-	doc, err := rsync.Stream(body, fn)
+	doc, err := parse(body)
 	if body.N == 0 {
 		return nil, resp, fmt.Errorf("%s: larger than %d bytes, more than a sitemap may hold", url, f.maxDoc)
 	}

@@ -19,6 +19,25 @@ import (
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 )
 
+// follow runs m.Follow over s (callback server on a free local port)
+// until the test ends.
+func follow(t *testing.T, m *Mirror, s *rsbridgeSource) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { m.Follow(ctx, s.srv.URL, FollowOptions{Every: time.Hour, Listen: "127.0.0.1:0"}) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// waitFor waits until cond holds, or fails the test saying what.
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+	}
+}
+
 // waitEqual waits until the copy equals the source.
 func waitEqual(t *testing.T, s *rsbridgeSource, dir string, within time.Duration) {
 	t.Helper()
@@ -41,24 +60,17 @@ func waitEqual(t *testing.T, s *rsbridgeSource, dir string, within time.Duration
 func TestFollowByNotification(t *testing.T) {
 	s := newRsbridgeFull(t, oaiserver.Options{Records: 40, PageSize: 50, SetCount: -1}, "", "notification:\n  enabled: true\n")
 	m, dir := openMirror(t, s, Options{Delete: true})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { m.Follow(ctx, s.srv.URL, FollowOptions{Every: time.Hour, Listen: "127.0.0.1:0"}) })
-	defer func() { cancel(); wg.Wait() }()
+	follow(t, m, s)
 	waitEqual(t, s, dir, 10*time.Second)
 	topic := s.src.All(s.cfg.Repositories[0], "oai_dc").Topic()
-	for deadline := time.Now().Add(10 * time.Second); s.notifier.Stats().Subscribers[topic] != 1; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the mirror did not subscribe")
-		}
-	}
+	waitFor(t, "the mirror did not subscribe", 10*time.Second, func() bool { return s.notifier.Stats().Subscribers[topic] == 1 })
 	baseline, _ := s.resourceGETs()
 	for round := range 3 {
-		at := s.clk.add(time.Minute)
+		at := s.clk.Add(time.Minute)
 		s.up.Add(at)
 		s.up.Update(round, at)
 		s.up.Delete(10+round, at)
-		s.clk.add(time.Second)
+		s.clk.Add(time.Second)
 		s.harvest()
 		waitEqual(t, s, dir, 10*time.Second)
 	}
@@ -155,31 +167,22 @@ func TestFollowClosesNotificationGaps(t *testing.T) {
 	s := newRsbridgeFull(t, oaiserver.Options{Records: 30, PageSize: 50, SetCount: -1}, "",
 		fmt.Sprintf("notification:\n  enabled: true\n  hub_url: %s\n", hub.srv.URL))
 	m, dir := openMirror(t, s, Options{Delete: true})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { m.Follow(ctx, s.srv.URL, FollowOptions{Every: time.Hour, Listen: "127.0.0.1:0"}) })
-	defer func() { cancel(); wg.Wait() }()
+	follow(t, m, s)
 	waitEqual(t, s, dir, 10*time.Second)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	waitFor(t, "the mirror did not subscribe", 10*time.Second, func() bool {
 		hub.mu.Lock()
-		ok := hub.callback != ""
-		hub.mu.Unlock()
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the mirror did not subscribe")
-		}
-	}
+		defer hub.mu.Unlock()
+		return hub.callback != ""
+	})
 	// Changes the hub never notifies (the embedded notifier posts to the
 	// fake hub, which drops them).
-	at := s.clk.add(time.Minute)
+	at := s.clk.Add(time.Minute)
 	for i := range 5 {
 		s.up.Update(i, at)
 	}
-	s.clk.add(time.Second)
+	s.clk.Add(time.Second)
 	s.harvest()
-	later := s.clk.add(time.Minute).UTC().Format(time.RFC3339)
+	later := s.clk.Add(time.Minute).UTC().Format(time.RFC3339)
 	empty := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
 		`<rs:md capability="change-notification" from="` + later + `" until="` + later + `"/></urlset>`
 	if code := hub.post(empty, "not the secret"); code/100 != 2 {

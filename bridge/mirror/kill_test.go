@@ -17,6 +17,16 @@ import (
 	"github.com/rsbridge/rsbridge/store"
 )
 
+// buildCommand builds the rsbridge command for tests that run and kill it.
+func buildCommand(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "rsbridge")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rsbridge/rsbridge/cmd/rsbridge").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // TestMirrorSurvivesSIGKILL runs the rsbridge mirror command and kills it
 // with SIGKILL at random moments, first during a baseline from the dump,
 // then while it catches up with changes by GET; each time it is started
@@ -26,10 +36,7 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "rsbridge")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/rsbridge/rsbridge/cmd/rsbridge").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCommand(t)
 	s := newRsbridgeWith(t, oaiserver.Options{Records: 4000, PageSize: 500, SetCount: -1}, t.TempDir())
 	s.dump()
 	dir, state := t.TempDir(), t.TempDir()
@@ -88,7 +95,7 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 	run("baseline")
 	s.checkCopy(dir)
 	changed := map[string]bool{}
-	at := s.clk.add(time.Minute)
+	at := s.clk.Add(time.Minute)
 	for i := 0; i < 4000; i += 10 {
 		s.up.Update(i, at)
 		u, _ := neturl.Parse(s.resourceURL(s.up.Identifier(i)))
@@ -97,7 +104,7 @@ func TestMirrorSurvivesSIGKILL(t *testing.T) {
 	for i := 5; i < 400; i += 20 {
 		s.up.Delete(i, at)
 	}
-	s.clk.add(time.Second)
+	s.clk.Add(time.Second)
 	s.harvest()
 	run("catch-up")
 	s.checkCopy(dir)

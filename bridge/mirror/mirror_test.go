@@ -26,24 +26,11 @@ import (
 	"github.com/rsbridge/rsbridge/store"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	return c.t
-}
-
 // rsbridgeSource is a running rsbridge over a synthetic repository: the
 // source a mirror follows in these tests.
 type rsbridgeSource struct {
 	t        testing.TB
-	clk      *clock
+	clk      *oaiserver.Clock
 	up       *oaiserver.Synthetic
 	cfg      *config.Config
 	db       *store.DB
@@ -75,8 +62,8 @@ func newRsbridgeWith(t testing.TB, o oaiserver.Options, storeDir string) *rsbrid
 // top level).
 func newRsbridgeFull(t testing.TB, o oaiserver.Options, storeDir, extra string) *rsbridgeSource {
 	t.Helper()
-	s := &rsbridgeSource{t: t, clk: &clock{t: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}, dumps: t.TempDir()}
-	o.Now = s.clk.now
+	s := &rsbridgeSource{t: t, clk: oaiserver.NewClock(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)), dumps: t.TempDir()}
+	o.Now = s.clk.Now
 	s.up = oaiserver.New(o)
 	upSrv := httptest.NewServer(s.up)
 	t.Cleanup(upSrv.Close)
@@ -88,7 +75,7 @@ func newRsbridgeFull(t testing.TB, o oaiserver.Options, storeDir, extra string) 
 		t.Fatal(err)
 	}
 	s.cfg = cfg
-	if s.db, err = store.Open(store.Options{InMemory: storeDir == "", Dir: storeDir, Now: s.clk.now, ChangeListLimit: 50000, ChangeListPeriod: time.Hour}); err != nil {
+	if s.db, err = store.Open(store.Options{InMemory: storeDir == "", Dir: storeDir, Now: s.clk.Now, ChangeListLimit: 50000, ChangeListPeriod: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.db.Close() })
@@ -97,7 +84,7 @@ func newRsbridgeFull(t testing.TB, o oaiserver.Options, storeDir, extra string) 
 	if cfg.Notification.On() {
 		// Notifications: the notifier wakes on every commit with changes
 		// and publishes through the embedded hub (or notification.hub_url).
-		if s.notifier, err = notify.New(s.src, s.db, notify.Options{Now: s.clk.now,
+		if s.notifier, err = notify.New(s.src, s.db, notify.Options{Now: s.clk.Now,
 			HubOptions: func(o *websub.Options) { o.AllowPrivateCallbacks = true }}); err != nil {
 			t.Fatal(err)
 		}
@@ -107,10 +94,10 @@ func newRsbridgeFull(t testing.TB, o oaiserver.Options, storeDir, extra string) 
 		t.Cleanup(func() { cancel(); wg.Wait() })
 		obs = harvest.OnChange(s.notifier)
 	}
-	if s.h, err = harvest.New(cfg, cfg.Repositories[0], s.db, harvest.Options{Now: s.clk.now, Observer: obs}); err != nil {
+	if s.h, err = harvest.New(cfg, cfg.Repositories[0], s.db, harvest.Options{Now: s.clk.Now, Observer: obs}); err != nil {
 		t.Fatal(err)
 	}
-	server, err := bridge.NewServer(cfg, s.db, bridge.ServerOptions{Source: s.src, DumpDir: s.dumps, Now: s.clk.now, Notifier: s.notifier})
+	server, err := bridge.NewServer(cfg, s.db, bridge.ServerOptions{Source: s.src, DumpDir: s.dumps, Now: s.clk.Now, Notifier: s.notifier})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +124,7 @@ func (s *rsbridgeSource) harvest() {
 
 func (s *rsbridgeSource) dump() {
 	s.t.Helper()
-	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.now})
+	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.Now})
 	if err := d.BuildResourceDump(context.Background(), s.src.All(s.cfg.Repositories[0], "oai_dc")); err != nil {
 		s.t.Fatal(err)
 	}
@@ -150,7 +137,7 @@ func openMirror(t *testing.T, s *rsbridgeSource, o Options) (*Mirror, string) {
 	if o.Dir == "" {
 		o.Dir = t.TempDir()
 	}
-	o.Now = s.clk.now
+	o.Now = s.clk.Now
 	m, err := New(t.TempDir(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +250,7 @@ func TestMirrorFollowsRsbridge(t *testing.T) {
 	}
 
 	// Changes upstream: 5 new, 10 updated, 7 deleted.
-	at := s.clk.add(time.Minute)
+	at := s.clk.Add(time.Minute)
 	for range 5 {
 		s.up.Add(at)
 	}
@@ -273,7 +260,7 @@ func TestMirrorFollowsRsbridge(t *testing.T) {
 	for i := 20; i < 27; i++ {
 		s.up.Delete(i, at)
 	}
-	s.clk.add(time.Minute)
+	s.clk.Add(time.Minute)
 	s.harvest()
 	mustRun(t, m, s)
 	s.checkCopy(dir)
@@ -309,11 +296,11 @@ func TestMirrorSharesAcrossSets(t *testing.T) {
 	if c.Sets < 2 || c.Shared == 0 || c.Fetched+c.FromDump != 60 {
 		t.Errorf("baseline over %d sets: %+v; want each of the 60 records taken once, the other sets sharing it", c.Sets, c)
 	}
-	at := s.clk.add(time.Minute)
+	at := s.clk.Add(time.Minute)
 	for i := range 6 {
 		s.up.Delete(i, at)
 	}
-	s.clk.add(time.Minute)
+	s.clk.Add(time.Minute)
 	s.harvest()
 	mustRun(t, m, s)
 	s.checkCopy(dir)
@@ -335,7 +322,7 @@ func TestMirrorResumesWhereItStopped(t *testing.T) {
 	cuts := 0
 	for cut := 1; ; cut++ {
 		runCtx, cancel := context.WithCancel(ctx)
-		m, err := New(state, Options{Dir: dir, Delete: true, Batch: 16, Workers: 4, Now: s.clk.now, Progress: func(c Counts) {
+		m, err := New(state, Options{Dir: dir, Delete: true, Batch: 16, Workers: 4, Now: s.clk.Now, Progress: func(c Counts) {
 			if c.Created+c.Updated == 40 {
 				cancel() // mid-run: some batches committed, one in flight
 			}
@@ -363,13 +350,13 @@ func TestMirrorResumesWhereItStopped(t *testing.T) {
 		}
 		if cut == 3 {
 			// Changes arrive while the mirror is behind.
-			at := s.clk.add(time.Minute)
+			at := s.clk.Add(time.Minute)
 			for i := range 20 {
 				s.up.Update(i, at)
 				u, _ := neturl.Parse(source.ResourceURL(s.src.Base(), "demo", "oai_dc", s.up.Identifier(i)))
 				changed[u.Path] = true
 			}
-			s.clk.add(time.Minute)
+			s.clk.Add(time.Minute)
 			s.harvest()
 		}
 	}
@@ -395,17 +382,17 @@ func TestMirrorCatchesUpFromChangeDumps(t *testing.T) {
 	m, dir := openMirror(t, s, Options{Delete: true})
 	mustRun(t, m, s)
 	ctx := context.Background()
-	at := s.clk.add(time.Minute)
+	at := s.clk.Add(time.Minute)
 	for i := range 8 {
 		s.up.Update(i, at)
 	}
 	s.up.Delete(10, at)
 	s.up.Add(at)
-	s.clk.add(time.Minute)
+	s.clk.Add(time.Minute)
 	s.harvest()
 	// The hour passes: the list with these changes closes and is dumped.
-	s.clk.add(2 * time.Hour)
-	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.now})
+	s.clk.Add(2 * time.Hour)
+	d := dumps.New(s.src, s.db, dumps.Options{Dir: s.dumps, Now: s.clk.Now})
 	d.Work(ctx)
 	if err := d.LastError(); err != nil {
 		t.Fatal(err)
@@ -451,10 +438,10 @@ func TestAuditAndRepair(t *testing.T) {
 	}
 	os.Remove(path(1))                                 // lost
 	os.WriteFile(path(2), []byte("<damaged/>"), 0o644) // damaged
-	at := s.clk.add(time.Minute)
+	at := s.clk.Add(time.Minute)
 	s.up.Update(3, at) // changed at the source, not yet mirrored
 	s.up.Delete(4, at) // gone from the source, not yet mirrored
-	s.clk.add(time.Second)
+	s.clk.Add(time.Second)
 	s.harvest()
 	rep, err := m.Audit(ctx, s.srv.URL, false)
 	if err != nil {

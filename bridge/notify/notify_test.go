@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,26 +17,13 @@ import (
 	"github.com/rsbridge/rsbridge/store"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	return c.t
-}
-
 // TestPublishSet: a new channel starts at the changes already listed, then
 // every later change is notified once, in order, in notifications of at
 // most max_entries whose intervals follow one another; the channel keeps
 // the latest one. No HTTP: the hub has no subscribers.
 func TestPublishSet(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}
-	up := oaiserver.New(oaiserver.Options{Records: 10, PageSize: 5, Now: clk.now})
+	clk := oaiserver.NewClock(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
+	up := oaiserver.New(oaiserver.Options{Records: 10, PageSize: 5, Now: clk.Now})
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
 	cfg, err := config.ParseAndValidate(strings.NewReader(fmt.Sprintf(
@@ -45,12 +31,12 @@ func TestPublishSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(store.Options{InMemory: true, Now: clk.now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
+	db, err := store.Open(store.Options{InMemory: true, Now: clk.Now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.now})
+	h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +49,7 @@ func TestPublishSet(t *testing.T) {
 	}
 	run()
 	src := source.New(cfg, db)
-	n, err := New(src, db, Options{Now: clk.now})
+	n, err := New(src, db, Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +69,9 @@ func TestPublishSet(t *testing.T) {
 
 	// Seven new records: notifications of 3, 3 and 1; the last one is kept.
 	for range 7 {
-		up.Add(clk.add(time.Second))
+		up.Add(clk.Add(time.Second))
 	}
-	clk.add(time.Minute)
+	clk.Add(time.Minute)
 	run()
 	n.Publish(ctx)
 	if err := n.LastError(); err != nil {
