@@ -21,6 +21,7 @@ import (
 var (
 	churnRecords = flag.Int("mirror.records", 2000, "records of the source in TestMirrorChurn")
 	churnFor     = flag.Duration("mirror.churn", 6*time.Second, "how long TestMirrorChurn changes the source")
+	churnSeed    = flag.Uint64("mirror.seed", 0, "TestMirrorChurn's seed (0: from the clock); the log gives the one used")
 )
 
 // mirrorProc is the rsbridge mirror command, following a source, killed
@@ -119,9 +120,12 @@ func TestMirrorChurn(t *testing.T) {
 	for _, p := range procs {
 		p.start()
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := *churnSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
 	rng := rand.New(rand.NewPCG(seed, 2))
-	t.Logf("seed %d", seed)
+	t.Logf("seed %d (replay with -mirror.seed %d)", seed, seed)
 	ops := map[string]int{}
 	kills := 0
 	for end := time.Now().Add(*churnFor); time.Now().Before(end); {
