@@ -421,6 +421,7 @@ func (m *Mirror) serveMetrics(w http.ResponseWriter) {
 		{"rsbridge_mirror_updated_total", "Resources the copy changed.", c.Updated},
 		{"rsbridge_mirror_deleted_total", "Resources the copy removed (-delete).", c.Deleted},
 		{"rsbridge_mirror_failed_total", "Resources that could not be taken (retried by the next run).", c.Failed},
+		{"rsbridge_mirror_superseded_total", "Resources not as their list described them (changed since, or gone): left to the later change.", c.Superseded},
 		{"rsbridge_mirror_bytes_total", "Bytes written to the copy.", c.Bytes},
 	} {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", row.name, row.help, row.name, row.name, row.v)
