@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,4 +197,37 @@ func TestFollowClosesNotificationGaps(t *testing.T) {
 		t.Fatalf("payload answered %d", code)
 	}
 	waitEqual(t, s, dir, 10*time.Second)
+}
+
+// TestRenewLease: a subscription whose lease is four fifths gone, or that
+// got no verification within a minute, is asked for again; a fresh one is
+// not.
+func TestRenewLease(t *testing.T) {
+	hub := newFakeHub(t)
+	var asked atomic.Int64
+	inner := hub.srv.Config.Handler
+	hub.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		inner.ServeHTTP(w, r)
+	})
+	m, err := New(t.TempDir(), Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	now := time.Now()
+	set := Set{CapabilityList: "http://s/cap", Notification: "http://s/topic", Hub: hub.srv.URL}
+	subs := map[string]*subscription{
+		"fresh":      {set: set, base: "http://127.0.0.1:1", path: "/a", asked: now.Add(-time.Hour), verified: now.Add(-time.Hour), lease: 24 * time.Hour},
+		"old":        {set: set, base: "http://127.0.0.1:1", path: "/b", asked: now.Add(-20 * time.Hour), verified: now.Add(-20 * time.Hour), lease: 24 * time.Hour},
+		"unverified": {set: set, base: "http://127.0.0.1:1", path: "/c", asked: now.Add(-2 * time.Minute)},
+		"waiting":    {set: set, base: "http://127.0.0.1:1", path: "/d", asked: now.Add(-10 * time.Second)},
+	}
+	m.renew(context.Background(), subs, 24*time.Hour)
+	if n := asked.Load(); n != 2 {
+		t.Errorf("%d subscription requests, want 2 (the old one and the unverified one)", n)
+	}
+	if subs["old"].asked.Before(now) || subs["fresh"].asked.After(now) {
+		t.Error("asked times not kept")
+	}
 }

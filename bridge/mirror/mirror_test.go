@@ -476,3 +476,16 @@ func TestHookPerBatch(t *testing.T) {
 		t.Errorf("the hook ran %d times for 70 changes in batches of 16", n)
 	}
 }
+
+// TestNoDumps: with NoDumps the baseline is taken by GET even where the
+// source has a Resource Dump.
+func TestNoDumps(t *testing.T) {
+	s := newRsbridge(t, 30)
+	s.dump()
+	m, dir := openMirror(t, s, Options{NoDumps: true})
+	mustRun(t, m, s)
+	s.checkCopy(dir)
+	if c := m.Counts(); c.FromDump != 0 || c.Fetched != 30 {
+		t.Errorf("%+v; want all 30 by GET", c)
+	}
+}

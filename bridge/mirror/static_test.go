@@ -185,3 +185,49 @@ func TestDumpThatDisagreesWithItsManifest(t *testing.T) {
 		t.Error("a package name with ../ wrote outside the copy")
 	}
 }
+
+// TestOpenListAskedWithItsETag: once the open Change List is applied
+// whole, the next run asks for it with If-None-Match, and a 304 costs
+// nothing more.
+func TestOpenListAskedWithItsETag(t *testing.T) {
+	s := newStaticSite(t)
+	a := []byte("<a/>")
+	s.put("r/a.xml", a)
+	s.doc("cap.xml", `<urlset `+ns+`><rs:md capability="capabilitylist"/>
+<url><loc>{base}/rl.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>{base}/cli.xml</loc><rs:md capability="changelist"/></url></urlset>`)
+	s.doc("rl.xml", `<urlset `+ns+`><rs:md capability="resourcelist" at="2026-11-01T00:00:00Z"/>`+entry("{base}/r/a.xml", a, "")+`</urlset>`)
+	s.doc("cli.xml", `<sitemapindex `+ns+`><rs:md capability="changelist" from="2026-11-01T00:00:00Z"/>
+<sitemap><loc>{base}/open.xml</loc><rs:md from="2026-11-01T00:00:00Z"/></sitemap></sitemapindex>`)
+	s.doc("open.xml", `<urlset `+ns+`><rs:md capability="changelist" from="2026-11-01T00:00:00Z"/>`+
+		entry("{base}/r/a.xml", a, ` change="created" datetime="2026-11-01T00:00:01Z"`)+`</urlset>`)
+	var notModified, conditional int
+	inner := s.srv.Config.Handler
+	s.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/open.xml" {
+			w.Header().Set("ETag", `"v1"`)
+			if r.Header.Get("If-None-Match") != "" {
+				conditional++
+				if r.Header.Get("If-None-Match") == `"v1"` {
+					notModified++
+					w.WriteHeader(http.StatusNotModified)
+					return
+				}
+			}
+		}
+		inner.ServeHTTP(w, r)
+	})
+	m, err := New(t.TempDir(), Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for range 3 {
+		if err := m.Run(context.Background(), s.srv.URL+"/cap.xml"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if conditional != 2 || notModified != 2 || s.hits("/r/a.xml") != 1 {
+		t.Errorf("%d conditional requests, %d answered 304, a.xml fetched %d times; want 2, 2, 1", conditional, notModified, s.hits("/r/a.xml"))
+	}
+}
