@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -34,7 +35,7 @@ func (s *Server) sendDoc(w http.ResponseWriter, r *http.Request, doc source.Doc,
 // docHeaders are the headers of an XML document: final documents may be
 // kept for a year, every other one is checked each time.
 func docHeaders(w http.ResponseWriter, doc source.Doc) {
-	w.Header().Set("Content-Type", source.XMLType)
+	w.Header().Set("Content-Type", cmp.Or(doc.Type, source.XMLType))
 	w.Header().Set("Cache-Control", cacheControl(doc))
 }
 

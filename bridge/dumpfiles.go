@@ -2,12 +2,10 @@ package bridge
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/store"
@@ -122,25 +120,4 @@ func (s *Server) packageETag(r *http.Request, rs source.Set, rel string) (string
 		})
 	})
 	return etag, err
-}
-
-// historyNote says how far back a set's change history goes, for about.html.
-func (s *Server) historyNote(snap *store.Snap, rs source.Set) (string, error) {
-	oldest, err := snap.Oldest(rs.Repo.Name, rs.Prefix, rs.Spec)
-	if err != nil || oldest.IsZero() {
-		return "", err
-	}
-	keep := "forever"
-	if r := s.cfg().ResourceSync.Retention; r > 0 {
-		keep = fmt.Sprintf("for %s", fmtDays(r))
-	}
-	return fmt.Sprintf("Change history is kept %s; it now begins at %s. A destination that last synchronised before then must take a new baseline from the Resource Dump or the Resource List.",
-		keep, oldest.UTC().Format(time.RFC3339)), nil
-}
-
-func fmtDays(d time.Duration) string {
-	if d%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%d days", d/(24*time.Hour))
-	}
-	return d.String()
 }

@@ -26,12 +26,11 @@ func parsePages() *template.Template {
 		"bytes":   func(n int64) string { return store.BytesIEC(uint64(max(n, 0))) },
 		"percent": func(n, total int64) string { return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(max(total, 1))) },
 		"run":     runSummary,
+		"style":   func() template.CSS { return template.CSS(source.PageStyle) },
 	}).Parse(`
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.}}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border-bottom:1px solid #ddd;padding:.25em .8em;text-align:left;vertical-align:top}
-th{background:#f4f4f4}code{background:#f4f4f4;padding:0 .2em}.err{color:#a00}</style>{{end}}
+<style>{{style}}</style>{{end}}
 
 {{define "home"}}{{template "head" "rsbridge"}}
 </head><body>
@@ -75,35 +74,7 @@ Machine-readable status: <a href="status.json">status.json</a>.</p>
 {{range .Bars}}<g><title>{{.Title}}</title>{{range .Rects}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}"/>{{end}}</g>
 {{end}}</svg>{{if .Max}}<br><small>max {{num .Max}}/day</small>{{end}}{{end}}
 
-{{define "about"}}{{template "head" .Title}}</head><body>
-<h1>{{.Title}}</h1>
-<p>A ResourceSync resource set served by rsbridge: the <code>{{.Prefix}}</code> metadata records of the OAI-PMH repository
-<b>{{.Repo}}</b>{{if .Info.RepositoryName}} ({{.Info.RepositoryName}}){{end}}{{if .Set}}, OAI set <code>{{.Set}}</code>{{if .SetInfo.Name}} “{{.SetInfo.Name}}”{{end}} with all its descendant sets{{end}}.</p>
-{{if .SetInfo.Description}}<p>{{.SetInfo.Description}}</p>{{end}}
-<table>
-<tr><th>Capability List</th><td><a href="{{.CapabilityList}}">{{.CapabilityList}}</a></td></tr>
-<tr><th>live records</th><td>{{.Count}}</td></tr>
-<tr><th>OAI-PMH base URL</th><td><code>{{.BaseURL}}</code></td></tr>
-<tr><th>repository name</th><td>{{or .Info.RepositoryName "?"}}</td></tr>
-<tr><th>protocol version</th><td>{{or .Info.ProtocolVersion "?"}}</td></tr>
-<tr><th>earliest datestamp</th><td>{{or .Info.EarliestDatestamp "?"}}</td></tr>
-<tr><th>deletedRecord</th><td>{{or .Info.DeletedRecord "?"}}</td></tr>
-<tr><th>granularity</th><td>{{or .Info.Granularity "?"}}</td></tr>
-<tr><th>admin e-mail</th><td>{{range .Info.AdminEmails}}{{.}} {{end}}</td></tr>
-<tr><th>last harvest</th><td>{{time .Info.LastHarvest}}</td></tr>
-</table>
-<h2>How to read this set</h2>
-<ul>
-<li>Each resource is the metadata document of one OAI-PMH record, served by rsbridge. <code>rs:ln rel="via"</code> points to the upstream
-GetRecord request and carries the upstream datestamp as <code>modified</code>; <code>alternate</code> links point to the same record in the
-other formats rsbridge serves; <code>describes</code> points to the landing page the metadata names.</li>
-<li>Change List <code>datetime</code> values are the times rsbridge detected and stored each change, not upstream datestamps.</li>
-{{if .Set}}<li>A record that leaves this set (or one of its descendants) is reported as <code>deleted</code> in this set's Change Lists, and as
-<code>created</code> in the Change Lists of the set it joins; it stays available in the other sets it belongs to.</li>{{end}}
-<li>Deleted records answer <code>410 Gone</code>.</li>
-{{if .History}}<li>{{.History}}</li>{{end}}
-</ul>
-</body></html>{{end}}
+
 `))
 }
 
@@ -272,45 +243,9 @@ func eventsChart(days []store.DayCount) chart {
 	return c
 }
 
-// about describes one resource set: the describedby target of its Capability
-// List and of its Source Description entry.
+// about describes one resource set (source.About).
 func (s *Server) about(w http.ResponseWriter, r *http.Request, rs source.Set) {
-	data := struct {
-		Title, Repo, Prefix, Set, BaseURL, CapabilityList string
-		Info                                              store.RepoInfo
-		SetInfo                                           store.SetInfo
-		Count                                             int
-		History                                           string
-	}{Repo: rs.Repo.Name, Prefix: rs.Prefix, Set: rs.Spec, BaseURL: s.cfg().PublicBaseURL(rs.Repo), CapabilityList: rs.CapabilityList()}
-	data.Title = fmt.Sprintf("%s / %s / all records", rs.Repo.Name, rs.Prefix)
-	if rs.Spec != store.AllSet {
-		data.Title = fmt.Sprintf("%s / %s / set %s", rs.Repo.Name, rs.Prefix, rs.Spec)
-	}
-	err := s.db.View(r.Context(), func(snap *store.Snap) error {
-		var err error
-		if data.Info, err = snap.RepoInfo(rs.Repo.Name); err != nil {
-			return err
-		}
-		if si, err := snap.SetInfo(rs.Repo.Name, rs.Spec); err != nil {
-			return err
-		} else if si != nil {
-			data.SetInfo = *si
-		}
-		data.Count, err = snap.Pages(rs.Repo.Name, rs.Prefix, rs.Spec, s.src.PageLimit(), func(int, string) error { return nil })
-		if err != nil {
-			return err
-		}
-		data.History, err = s.historyNote(snap, rs)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := s.pages.ExecuteTemplate(w, "about", data); err != nil {
-		s.log.Error("about page", "err", err)
-	}
+	s.serveSnap(w, r, func(snap *store.Snap) (source.Doc, error) { return s.src.About(snap, rs) })
 }
 
 // robots allows everything and names, as server.robots selects, the

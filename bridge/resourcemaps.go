@@ -2,17 +2,12 @@ package bridge
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"slices"
 
 	"github.com/rsbridge/rsbridge/bridge/ore"
 	"github.com/rsbridge/rsbridge/bridge/source"
-	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
 
@@ -30,10 +25,6 @@ import (
 // rel="resourcesync" link, in the document or as an HTTP Link header: a
 // Capability List so linked must list the linking resource (RS-046), and no
 // Capability List lists Resource Maps.
-
-// oreVersion changes whenever the maps' content for the same records changes,
-// so their ETags change with it.
-const oreVersion = "2"
 
 func (s *Server) resourceMap(w http.ResponseWriter, r *http.Request) {
 	s.serveMap(w, r, (*ore.Map).WriteORE10)
@@ -55,7 +46,14 @@ func (s *Server) serveMap(w http.ResponseWriter, r *http.Request, write func(*or
 		s.fail(w, r, source.Invalid("not an identifier"))
 		return
 	}
-	m, etag, found, err := s.buildMap(r, repo, id)
+	var m *ore.Map
+	var etag string
+	var found bool
+	err := s.db.View(r.Context(), func(snap *store.Snap) error {
+		var err error
+		m, etag, found, err = s.src.Map(r.Context(), snap, repo, id)
+		return err
+	})
 	switch {
 	case err != nil:
 		s.fail(w, r, err)
@@ -76,81 +74,4 @@ func (s *Server) serveMap(w http.ResponseWriter, r *http.Request, write func(*or
 	w.Header().Set("ETag", `"`+etag+`"`)
 	w.Header().Set("Cache-Control", "no-cache")
 	http.ServeContent(w, r, "", m.Updated, bytes.NewReader(buf.Bytes()))
-}
-
-// buildMap assembles the map of an item from its live records in every
-// format, all read from one snapshot. It returns nil when no format holds the
-// item live; found reports whether the store knows it at all (then it is gone).
-// The ETag covers everything the map is made of.
-func (s *Server) buildMap(r *http.Request, repo config.Repository, id string) (m *ore.Map, etag string, found bool, err error) {
-	var records []ore.MetadataRecord
-	var facts []ore.Facts
-	var members []string
-	rights := s.cfg().Resolved(repo).MetadataRights
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00", oreVersion, s.src.Base(), repo.Name, id, rights)
-	err = s.db.View(r.Context(), func(snap *store.Snap) error {
-		for _, prefix := range repo.MetadataPrefixes {
-			rec, err := snap.Record(repo.Name, prefix, id)
-			if err != nil {
-				return err
-			}
-			if rec == nil {
-				continue
-			}
-			found = true
-			if rec.Deleted {
-				continue
-			}
-			meta, err := snap.Metadata(repo.Name, prefix, id)
-			if err != nil || meta == nil {
-				return err
-			}
-			f, _ := ore.Extract(meta, repoHost(repo)) // a record that does not parse adds nothing but itself
-			records = append(records, ore.MetadataRecord{URL: source.ResourceURL(s.src.Base(), repo.Name, prefix, id), Prefix: prefix,
-				Namespace: rec.Namespace, FirstSeen: rec.FirstSeen, Modified: rec.Modified, Length: rec.Length})
-			facts = append(facts, f)
-			for _, set := range rec.Members() {
-				if !slices.Contains(members, set) {
-					members = append(members, set)
-				}
-			}
-			fmt.Fprintf(h, "%s\x00%s\x00%d\x00%v\x00", prefix, rec.SHA256, rec.Modified.UnixNano(), rec.Members())
-		}
-		return nil
-	})
-	if err != nil || len(records) == 0 {
-		return nil, "", found, err
-	}
-	base := ore.Map{
-		URI:           source.MapURL(s.src.Base(), repo.Name, id),
-		AltURI:        source.Map02URL(s.src.Base(), repo.Name, id),
-		ID:            ore.MapID(repo.Name, id),
-		OAIIdentifier: id,
-		Author:        ore.Agent{Name: "rsbridge (ResourceSync gateway)", URI: s.src.Base() + "/"},
-		Rights:        rights,
-	}
-	slices.Sort(members)
-	for _, set := range members {
-		ok, err := s.src.IsPublished(r.Context(), repo, set)
-		if err != nil {
-			return nil, "", found, err
-		}
-		if ok {
-			base.IsPartOf = append(base.IsPartOf, s.src.Set(repo, records[0].Prefix, set).CapabilityList())
-		}
-	}
-	fmt.Fprintf(h, "%v", base.IsPartOf)
-	assembled := ore.Assemble(base, records, facts, ore.AssembleOptions{})
-	return &assembled, hex.EncodeToString(h.Sum(nil)), true, nil
-}
-
-// repoHost is the host of a repository's OAI-PMH endpoint, preferred among
-// landing pages.
-func repoHost(repo config.Repository) string {
-	u, err := url.Parse(repo.BaseURL)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
 }

@@ -26,6 +26,7 @@ import (
 //	y/repo·prefix·day         events per day (days.go)
 //	v/, V/                    kept versions (versions.go); R/, Q/, G/ dumps (dumps.go)
 //	z/                        quarantine (quarantine.go); hub state in websub.go
+//	X/                        static export state (export.go)
 const sep = "\x00"
 
 func key(table byte, parts ...string) []byte {

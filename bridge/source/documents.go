@@ -65,17 +65,45 @@ func (s *Source) SourceDescriptionPage(ctx context.Context, start, end string) (
 }
 
 func (s *Source) writeSourceDescription(w io.Writer, sets []Set, inIndex bool) error {
+	entries := make([]rsync.Entry, len(sets))
+	for i, rs := range sets {
+		entries[i] = CapabilityEntry(rs)
+	}
+	return s.WriteSourceDescription(w, entries, inIndex)
+}
+
+// CapabilityEntry is a set's entry in a Source Description.
+func CapabilityEntry(rs Set) rsync.Entry {
+	return rsync.Entry{Loc: rs.CapabilityList(), MD: &rsync.MD{Capability: rsync.CapabilityList},
+		Links: []rsync.Link{{Rel: "describedby", Href: rs.About()}}}
+}
+
+// WriteSourceDescription writes a Source Description of Capability List
+// entries, or (inIndex) a page of the Source Description Index.
+func (s *Source) WriteSourceDescription(w io.Writer, entries []rsync.Entry, inIndex bool) error {
 	links := []rsync.Link{{Rel: "describedby", Href: s.base + "/"}}
 	if inIndex {
 		links = append(links, rsync.Link{Rel: "index", Href: s.SourceDescriptionURL()})
 	}
 	d := rsync.NewURLSet(w, rsync.MD{Capability: rsync.Description}, links...)
-	for _, rs := range sets {
-		d.Write(rsync.Entry{Loc: rs.CapabilityList(), MD: &rsync.MD{Capability: rsync.CapabilityList},
-			Links: []rsync.Link{{Rel: "describedby", Href: rs.About()}}})
+	for _, e := range entries {
+		d.Write(e)
 	}
 	return d.Close()
 }
+
+// WriteSourceDescriptionIndex writes a Source Description Index of pages.
+func (s *Source) WriteSourceDescriptionIndex(w io.Writer, pages []string) error {
+	d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.Description}, rsync.Link{Rel: "describedby", Href: s.base + "/"})
+	for _, p := range pages {
+		d.Write(rsync.Entry{Loc: p})
+	}
+	return d.Close()
+}
+
+// SortedSets is every resource set in the order of the Source Description
+// Index: by path.
+func (s *Source) SortedSets(ctx context.Context) ([]Set, error) { return s.sortedSets(ctx) }
 
 // sortedSets is every resource set in the order of setKey.
 func (s *Source) sortedSets(ctx context.Context) ([]Set, error) {
@@ -126,8 +154,10 @@ func version(snap *store.Snap, rs Set) (uint64, error) {
 	return c.Version, err
 }
 
-// slot is the Change List period a time falls in: open lists close when it
-// changes, without a write.
+// Slot is the Change List period a time falls in: open lists close when
+// it changes, without a write.
+func (s *Source) Slot(t time.Time) int64 { return s.slot(t) }
+
 func (s *Source) slot(t time.Time) int64 {
 	return t.UnixNano() / int64(s.cfg.ResourceSync.ChangeListPeriod)
 }

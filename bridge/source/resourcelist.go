@@ -1,6 +1,7 @@
 package source
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"math"
@@ -158,12 +159,18 @@ func (c pageCut) page(i int) (start, end string) {
 // entry size bound), which leaves room for records created in a page's range
 // while a destination walks the index.
 func (s *Source) cutPages(snap *store.Snap, rs Set) (pageCut, error) {
-	maxN, maxB := min(s.pageLimit, rsync.MaxEntries*9/10), int64(rsync.MaxBytes*9/10)
+	return s.cutRange(snap, rs, "", "", min(s.pageLimit, rsync.MaxEntries*9/10))
+}
+
+// cutRange cuts the live records of [start, end) into pages of at most
+// maxN records and 45 MiB.
+func (s *Source) cutRange(snap *store.Snap, rs Set, start, end string, maxN int) (pageCut, error) {
+	maxB := int64(rsync.MaxBytes * 9 / 10)
 	size := s.entryBound(rs)
 	var c pageCut
 	var n int
 	var b int64
-	err := snap.Resources(rs.Repo.Name, rs.Prefix, rs.Spec, "", "", math.MaxInt, func(rec *store.Record) error {
+	err := snap.Resources(rs.Repo.Name, rs.Prefix, rs.Spec, start, end, math.MaxInt, func(rec *store.Record) error {
 		e := size(rec)
 		if len(c.starts) == 0 || n >= maxN || b+e > maxB {
 			c.starts = append(c.starts, rec.Identifier)
@@ -176,6 +183,69 @@ func (s *Source) cutPages(snap *store.Snap, rs Set) (pageCut, error) {
 		return nil
 	})
 	return c, err
+}
+
+// Static Resource Lists (a static export, bridge/export). A static server
+// cannot read a page's range from its query, so the exporter keeps each
+// set's pages, their ranges and names, in its own state and asks for:
+
+// StaticResourceListPage is the URL of a static index page: named by its
+// key range, so a page whose range changes is a new document and one a
+// destination is reading keeps its content.
+func (rs Set) StaticResourceListPage(start, end string) string {
+	h := sha256.Sum256([]byte(start + "\x00" + end))
+	return fmt.Sprintf("%s/resourcelist-r%x.xml", rs.Path(), h[:8])
+}
+
+// CutRange cuts the live records of [start, end) ("" = unbounded) into
+// index pages: as evenly as the sitemap limits allow, each a tenth below
+// them. Whole is true when the range fits one Resource List as the server
+// would serve it (page_limit records, 50 MiB).
+func (s *Source) CutRange(snap *store.Snap, rs Set, start, end string) (pages []Range, whole bool, err error) {
+	maxN := min(s.pageLimit, rsync.MaxEntries*9/10)
+	c, err := s.cutRange(snap, rs, start, end, maxN)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(c.starts) > 1 { // even pages: a range that just overflowed splits in halves, not in a full page and a sliver
+		if c, err = s.cutRange(snap, rs, start, end, (c.count+len(c.starts)-1)/len(c.starts)); err != nil {
+			return nil, false, err
+		}
+	}
+	for i := range c.starts {
+		r := Range{Start: start, End: end, Ranged: true}
+		if i > 0 {
+			r.Start = c.starts[i]
+		}
+		if i+1 < len(c.starts) {
+			r.End = c.starts[i+1]
+		}
+		pages = append(pages, r)
+	}
+	if len(pages) == 0 {
+		pages = []Range{{Start: start, End: end, Ranged: true}}
+	}
+	return pages, c.single(s.pageLimit), nil
+}
+
+// ResourceListRange is the Resource List of the live records in [start,
+// end): a whole list, or (inIndex) a page of the index at rs.ResourceList().
+func (s *Source) ResourceListRange(snap *store.Snap, rs Set, start, end string, inIndex bool) Doc {
+	return Doc{Modified: snap.At(rs.Repo.Name, rs.Prefix), Write: func(w io.Writer) error {
+		return s.writeResources(w, snap, rs, start, end, inIndex)
+	}}
+}
+
+// ResourceListIndex is a Resource List Index of the given page URLs.
+func (s *Source) ResourceListIndex(snap *store.Snap, rs Set, pages []string) Doc {
+	at := snap.At(rs.Repo.Name, rs.Prefix)
+	return Doc{Modified: at, Write: func(w io.Writer) error {
+		d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.ResourceList, At: at}, rsync.Link{Rel: "up", Href: rs.CapabilityList()})
+		for _, p := range pages {
+			d.Write(rsync.Entry{Loc: p})
+		}
+		return d.Close()
+	}}
 }
 
 // writeResources writes a Resource List, or a page of an index: the live

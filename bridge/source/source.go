@@ -10,6 +10,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"io"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ type Source struct {
 	pageLimit int    // entries per Resource List page (resourcesync.page_limit)
 	sdLimit   int    // Capability Lists in one Source Description
 	catalog   *catalog
+	about     *template.Template
 }
 
 // New builds the source of a configuration. It is the one place the set
@@ -38,7 +40,7 @@ type Source struct {
 func New(cfg *config.Config, db *store.DB) *Source {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	return &Source{cfg: cfg, db: db, base: base, pageLimit: cfg.ResourceSync.PageLimit, sdLimit: rsync.MaxEntries,
-		catalog: newCatalog(cfg, db)}
+		catalog: newCatalog(cfg, db), about: parseAbout()}
 }
 
 // Config is the configuration the source publishes.
@@ -154,6 +156,7 @@ func (s *Source) Dumped(rs Set) bool {
 // bytes ("" = do not reuse). Final documents never change again (a closed
 // Change List). Write must run before the snapshot ends.
 type Doc struct {
+	Type     string // media type; "" is XMLType
 	Key      string
 	Final    bool
 	Modified time.Time
