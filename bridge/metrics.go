@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rsbridge/rsbridge/bridge/export"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/bridge/notify"
 	"github.com/rsbridge/rsbridge/config"
@@ -388,4 +389,57 @@ func BuildRevision() string {
 		rev += "+dirty"
 	}
 	return rev
+}
+
+// WatchExport adds the static export's counters and lag to /metrics.
+func (m *Metrics) WatchExport(e *export.Exporter) {
+	if m == nil || e == nil {
+		return
+	}
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	m.reg.MustRegister(&exportCollector{e: e,
+		runs:     d("rsbridge_export_runs_total", "Static export runs since start."),
+		failures: d("rsbridge_export_failures_total", "Static export runs that failed."),
+		objects:  d("rsbridge_export_objects_total", "Objects the static export wrote."),
+		bytes:    d("rsbridge_export_bytes_total", "Bytes the static export wrote."),
+		deleted:  d("rsbridge_export_deleted_total", "Objects the static export removed."),
+		skipped:  d("rsbridge_export_unchanged_total", "Documents rendered but not written: the target held their bytes."),
+		unexport: d("rsbridge_export_unexportable_total", "Records whose identifiers cannot be static paths (counted per run)."),
+		last:     d("rsbridge_export_last_success_timestamp_seconds", "When the last successful export run ended."),
+		pending:  d("rsbridge_export_pending_changes", "Change events not exported yet."),
+		lag:      d("rsbridge_export_lag_seconds", "Age of the oldest change event not exported yet (0: none)."),
+	})
+}
+
+// exportCollector reads the exporter at scrape time.
+type exportCollector struct {
+	e                                                                              *export.Exporter
+	runs, failures, objects, bytes, deleted, skipped, unexport, last, pending, lag *prometheus.Desc
+}
+
+func (c *exportCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.runs, c.failures, c.objects, c.bytes, c.deleted, c.skipped, c.unexport, c.last, c.pending, c.lag} {
+		ch <- d
+	}
+}
+
+func (c *exportCollector) Collect(ch chan<- prometheus.Metric) {
+	t := c.e.Totals()
+	for d, v := range map[*prometheus.Desc]int64{c.runs: t.Runs.Load(), c.failures: t.Failures.Load(), c.objects: t.Objects.Load(),
+		c.bytes: t.Bytes.Load(), c.deleted: t.Deleted.Load(), c.skipped: t.Skipped.Load(), c.unexport: t.Unexportable.Load()} {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
+	if last := c.e.Last(); last != nil && last.Err == "" {
+		ch <- prometheus.MustNewConstMetric(c.last, prometheus.GaugeValue, float64(last.Ended.Unix()))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if lag, err := c.e.Lag(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(lag.Changes))
+		age := 0.0
+		if !lag.Oldest.IsZero() {
+			age = time.Since(lag.Oldest).Seconds()
+		}
+		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, age)
+	}
 }

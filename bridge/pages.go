@@ -66,6 +66,10 @@ Machine-readable status: <a href="status.json">status.json</a>.</p>
 {{if .PerChannel}}<table><tr><th>channel</th><th>subscriptions</th></tr>
 {{range $ch, $n := .PerChannel}}<tr><td><a href="{{$ch}}">{{$ch}}</a></td><td>{{$n}}</td></tr>
 {{end}}</table>{{end}}{{end}}
+{{with .Status.Export}}<h2>Static export</h2>
+<p>To {{.Target}}{{if .Running}}, <b>running</b>{{end}}: since start {{num .Runs}} runs ({{num .Failures}} failed), {{num .Objects}} objects written ({{bytes .Bytes}}), {{num .Deleted}} removed{{if .Unexportable}}, <span class="err">{{num .Unexportable}} records not exportable</span>{{end}};
+{{num .PendingChanges}} changes not exported yet{{if not .OldestPending.IsZero}}, the oldest from {{time .OldestPending}}{{end}}{{if .Error}}; <span class="err">{{.Error}}</span>{{end}}.
+{{with .Last}}Last run {{time .Started}}: {{num .Objects}} objects, {{num .Deleted}} removed, {{num .Skipped}} unchanged{{if .Err}}; <span class="err">failed: {{.Err}}</span>{{end}}.{{end}}</p>{{end}}
 <p><small>rsbridge {{.Status.Version}} ({{.Status.Revision}}), running since {{time .Status.Started}}; store {{bytes .Status.Disk.StoreBytes}}.</small></p>
 </body></html>{{end}}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/export"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/bridge/notify"
 	"github.com/rsbridge/rsbridge/bridge/source"
@@ -53,6 +54,7 @@ type operations struct {
 	sched    *harvest.Scheduler // nil: no runs to report or start
 	dumper   *dumps.Dumper
 	notifier *notify.Notifier
+	exporter *export.Exporter
 	started  time.Time
 	admin    bool              // the admin API is configured
 	digest   [sha256.Size]byte // SHA-256 of the admin token
@@ -79,6 +81,8 @@ type ServerOptions struct {
 	Scheduler *harvest.Scheduler
 	Dumper    *dumps.Dumper
 	Notifier  *notify.Notifier
+	// Exporter is the static export, reported on the status page (nil: none).
+	Exporter *export.Exporter
 	// Metrics are served at /metrics and count requests (nil: no /metrics).
 	Metrics *Metrics
 	// Pacer learns from every request that the server is busy, so
@@ -105,7 +109,7 @@ func NewServer(cfg *config.Config, db *store.DB, o ServerOptions) (*Server, erro
 		o.Hub = o.Notifier.Hub()
 	}
 	srv := &Server{src: o.Source, db: db, log: o.Logger, now: o.Now, pages: parsePages(), lim: newLimits(cfg),
-		ops:     &operations{sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, started: o.Now().UTC()},
+		ops:     &operations{sched: o.Scheduler, dumper: o.Dumper, notifier: o.Notifier, exporter: o.Exporter, started: o.Now().UTC()},
 		metrics: o.Metrics, pacer: o.Pacer, hub: o.Hub, dumpDir: o.DumpDir}
 	if cfg.Admin.Enabled() {
 		token, err := cfg.Admin.Secret()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/export"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
@@ -22,6 +23,24 @@ type Status struct {
 	Repositories      []RepoReport  `json:"repositories"`
 	Dumps             *ErrorReport  `json:"dumps,omitempty"`
 	Notification      *NotifyReport `json:"notification,omitempty"`
+	Export            *ExportReport `json:"export,omitempty"`
+}
+
+// ExportReport is the static export (export.target): totals since start,
+// the last run, and how far the target is behind the store.
+type ExportReport struct {
+	Target         string         `json:"target"`
+	Running        bool           `json:"running"`
+	Runs           int64          `json:"runs"`
+	Failures       int64          `json:"failures"`
+	Objects        int64          `json:"objects"`
+	Bytes          int64          `json:"bytes"`
+	Deleted        int64          `json:"deleted"`
+	Unexportable   int64          `json:"unexportable"`
+	Last           *export.Report `json:"last,omitempty"`
+	PendingChanges int64          `json:"pending_changes"`
+	OldestPending  time.Time      `json:"oldest_pending,omitzero"`
+	Error          string         `json:"error,omitempty"`
 }
 
 // DiskReport is the store's size and the room left for it.
@@ -152,6 +171,9 @@ func (s *Server) backgroundStatus(st *Status, hide func(string) string) {
 			st.Dumps.LastError = hide(err.Error())
 		}
 	}
+	if s.ops.exporter != nil {
+		st.Export = s.exportStatus(hide)
+	}
 	if s.ops.notifier != nil {
 		hs := s.ops.notifier.Stats()
 		n := &NotifyReport{Delivered: hs.Delivered, Failed: hs.Failed, Dropped: hs.Dropped, Pending: hs.Pending, OldestPending: hs.OldestPending,
@@ -247,4 +269,24 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
+}
+
+func (s *Server) exportStatus(hide func(string) string) *ExportReport {
+	e := s.ops.exporter
+	t := e.Totals()
+	r := &ExportReport{Target: e.Target(), Running: e.Running(), Runs: t.Runs.Load(), Failures: t.Failures.Load(), Objects: t.Objects.Load(),
+		Bytes: t.Bytes.Load(), Deleted: t.Deleted.Load(), Unexportable: t.Unexportable.Load()}
+	if last := e.Last(); last != nil {
+		l := *last
+		l.Err = hide(l.Err)
+		r.Last = &l
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if lag, err := e.Lag(ctx); err != nil {
+		r.Error = hide(err.Error())
+	} else {
+		r.PendingChanges, r.OldestPending = lag.Changes, lag.Oldest
+	}
+	return r
 }

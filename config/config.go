@@ -22,6 +22,11 @@ const (
 	DefaultSyncInterval     = time.Second
 	DefaultPageLimit        = 50000 // also the largest: the Sitemap limit, rsync.MaxEntries (a bridge test keeps them equal)
 	DefaultChangeListPeriod = 24 * time.Hour
+	DefaultExportInstance   = "main"
+	DefaultExportInterval   = time.Minute
+	DefaultExportWorkers    = 16
+	DefaultExportGrace      = 24 * time.Hour
+	DefaultExportMaxAge     = time.Minute
 	DefaultMetadataPrefix   = "oai_dc"
 	DefaultSchedule         = "@every 1h"
 	DefaultReconcile        = "@weekly"
@@ -88,6 +93,7 @@ type Config struct {
 	Admin        Admin        `yaml:"admin"`
 	Status       Status       `yaml:"status"`
 	Debug        Debug        `yaml:"debug"`
+	Export       Export       `yaml:"export"`
 	// Defaults holds harvest settings inherited by every repository
 	// unless the repository overrides them.
 	Defaults     Harvest      `yaml:"defaults"`
@@ -162,6 +168,42 @@ type Debug struct {
 	// it on loopback.
 	Listen string `yaml:"listen"`
 }
+
+// Export publishes the whole source as a static tree (rsbridge export);
+// with Target set, serve exports continuously too.
+type Export struct {
+	// Target is where: a directory ("/srv/resourcesync", or "dir:" before
+	// it) served by a static web server at base_url, or an S3-compatible
+	// bucket, "s3://bucket" or "s3://bucket/key/prefix", whose objects are
+	// read at base_url (a CDN, or the bucket's path-style URL). Credentials
+	// come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)
+	// or the shared credentials file (AWS_SHARED_CREDENTIALS_FILE,
+	// AWS_PROFILE), never from this file.
+	Target string `yaml:"target"`
+	// Endpoint is the S3 endpoint URL; default https://s3.amazonaws.com.
+	Endpoint string `yaml:"endpoint"`
+	// Region of the bucket ("" lets the client find it).
+	Region string `yaml:"region"`
+	// VirtualHost addresses the bucket as a host name instead of a path.
+	VirtualHost bool `yaml:"virtual_host"`
+	// Instance names this instance's part of the Source Description
+	// ([a-z0-9-]+, default "main"): give every instance that exports to
+	// one target its own.
+	Instance string `yaml:"instance"`
+	// Interval: serve exports at most this often after a harvest changed
+	// something, and at least this often (lists close, dumps appear).
+	Interval time.Duration `yaml:"interval"`
+	// Workers bounds the object writes in flight.
+	Workers int `yaml:"workers"`
+	// Grace keeps superseded dump packages and Resource List pages this
+	// long after the documents stop linking them.
+	Grace time.Duration `yaml:"grace"`
+	// MaxAge is the Cache-Control max-age of objects that change.
+	MaxAge time.Duration `yaml:"max_age"`
+}
+
+// On reports whether an export target is configured.
+func (e Export) On() bool { return e.Target != "" }
 
 // Notification configures ResourceSync Change Notification over WebSub.
 type Notification struct {
@@ -459,6 +501,8 @@ func Default() *Config {
 			DumpInterval:     DefaultDumpInterval,
 			DumpGrace:        DefaultDumpGrace,
 		},
+		Export: Export{Instance: DefaultExportInstance, Interval: DefaultExportInterval, Workers: DefaultExportWorkers,
+			Grace: DefaultExportGrace, MaxAge: DefaultExportMaxAge},
 		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle, CacheBytes: DefaultCacheBytes, Robots: RobotsAllRecords,
 			HarvestShare: DefaultHarvestShare},
 		Notification: Notification{MaxEntries: DefaultNotifyEntries, Workers: DefaultNotifyWorkers,

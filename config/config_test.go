@@ -55,6 +55,7 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 		},
 		Server:       Server{MaxStreams: 16, WriteIdle: 30 * time.Second, CacheBytes: 1 << 30, Robots: "all-records", HarvestShare: 25},
 		Notification: Notification{MaxEntries: 1000, Workers: 16, MaxAttempts: 12, Timeout: 30 * time.Second, MaxSubscriptions: 10000, MaxSubscriptionsPerTopic: 1000},
+		Export:       Export{Instance: "main", Interval: time.Minute, Workers: 16, Grace: 24 * time.Hour, MaxAge: time.Minute},
 		Repositories: []Repository{{
 			Name:             "a",
 			BaseURL:          "http://a.example/oai",

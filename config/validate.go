@@ -62,7 +62,37 @@ func (c *Config) validate() []problem {
 	p.harvest("defaults", c.Defaults)
 	p.backoff("defaults", c.Defaults, c.Resolved(Repository{}))
 	p.repositories(c)
+	p.export(c.Export)
 	return p
+}
+
+// export checks the export block.
+func (p *problems) export(e Export) {
+	if t := e.Target; t != "" {
+		if rest, ok := strings.CutPrefix(t, "s3://"); ok {
+			bucket, _, _ := strings.Cut(rest, "/")
+			if bucket == "" {
+				p.addf("export.target", "names no bucket: write s3://bucket or s3://bucket/prefix (got %q)", t)
+			}
+			if e.Endpoint != "" {
+				p.httpURL("export.endpoint", e.Endpoint)
+			}
+		} else if strings.Contains(t, "://") {
+			p.addf("export.target", "must be a directory or s3://bucket[/prefix] (got %q)", t)
+		}
+	}
+	if !validName(e.Instance) || len(e.Instance) > maxNameLen {
+		p.addf("export.instance", "must match [a-z0-9-]+, at most %d characters (got %q)", maxNameLen, e.Instance)
+	}
+	if e.Interval < time.Second {
+		p.addf("export.interval", "must be at least 1s (got %s)", e.Interval)
+	}
+	if e.Workers < 1 || e.Workers > 256 {
+		p.addf("export.workers", "must be between 1 and 256 (got %d)", e.Workers)
+	}
+	if e.Grace < 0 || e.MaxAge < 0 {
+		p.addf("export.grace", "grace and max_age must not be negative")
+	}
 }
 
 // service checks the settings of the service as a whole: where it listens

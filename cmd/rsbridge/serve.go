@@ -20,6 +20,8 @@ import (
 
 	"github.com/rsbridge/rsbridge/bridge"
 	"github.com/rsbridge/rsbridge/bridge/dumps"
+	"github.com/rsbridge/rsbridge/bridge/export"
+	"github.com/rsbridge/rsbridge/bridge/export/objstore"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/bridge/notify"
 	"github.com/rsbridge/rsbridge/bridge/source"
@@ -164,10 +166,11 @@ func serve(ctx context.Context, cfg *config.Config, cfgPath string, stdout, stde
 		cfg.BaseURL = u.String()
 	}
 
-	svc, err := assemble(cfg, db, log)
+	svc, err := assemble(ctx, cfg, db, log)
 	if err != nil {
 		return err
 	}
+	defer svc.close()
 	servers := []*http.Server{newHTTPServer(svc.srv.Handler(), 5*time.Minute)}
 	listeners := []net.Listener{ln}
 	if adminLn != nil {
@@ -232,12 +235,22 @@ type service struct {
 	sched    *harvest.Scheduler
 	dumper   *dumps.Dumper
 	notifier *notify.Notifier // nil with notification off
+	exporter *export.Exporter // nil without export.target
+	target   objstore.Store
+	interval time.Duration
 	srv      *bridge.Server
+}
+
+// close releases the export target.
+func (svc *service) close() {
+	if svc.target != nil {
+		svc.target.Close()
+	}
 }
 
 // assemble builds the service. Harvests announce their commits to the
 // metrics, the dumper and the notifier through one observer.
-func assemble(cfg *config.Config, db *store.DB, log *slog.Logger) (*service, error) {
+func assemble(ctx context.Context, cfg *config.Config, db *store.DB, log *slog.Logger) (*service, error) {
 	src := source.New(cfg, db)
 	metrics := bridge.NewMetrics()
 	svc := &service{dumper: dumps.New(src, db, dumps.Options{Logger: log})}
@@ -249,17 +262,26 @@ func assemble(cfg *config.Config, db *store.DB, log *slog.Logger) (*service, err
 		}
 		obs = append(obs, harvest.OnChange(svc.notifier))
 	}
+	if cfg.Export.On() {
+		var err error
+		if svc.target, err = openTarget(ctx, cfg.Export); err != nil {
+			return nil, err
+		}
+		svc.exporter, svc.interval = newExporter(cfg, db, src, svc.target, log), cfg.Export.Interval
+		obs = append(obs, harvest.OnChange(svc.exporter))
+	}
 	pacer := harvest.NewPacer(cfg.Server.HarvestShare)
 	var err error
 	if svc.sched, err = harvest.NewScheduler(cfg, db, harvest.Options{Logger: log, Observer: obs, Pacer: pacer}); err != nil {
 		return nil, err
 	}
 	svc.srv, err = bridge.NewServer(cfg, db, bridge.ServerOptions{Logger: log, Source: src, CacheDir: filepath.Join(cfg.DataDir, "cache"),
-		Scheduler: svc.sched, Dumper: svc.dumper, Notifier: svc.notifier, Metrics: metrics, Pacer: pacer})
+		Scheduler: svc.sched, Dumper: svc.dumper, Notifier: svc.notifier, Exporter: svc.exporter, Metrics: metrics, Pacer: pacer})
 	if err != nil {
 		return nil, err
 	}
 	metrics.Watch(cfg, db, svc.sched, svc.notifier)
+	metrics.WatchExport(svc.exporter)
 	return svc, nil
 }
 
@@ -270,6 +292,9 @@ func (svc *service) runBackground(ctx context.Context) *sync.WaitGroup {
 	wg.Go(func() { svc.dumper.Run(ctx) })
 	if svc.notifier != nil {
 		wg.Go(func() { svc.notifier.Run(ctx) })
+	}
+	if svc.exporter != nil {
+		wg.Go(func() { svc.exporter.Loop(ctx, svc.interval) })
 	}
 	return &wg
 }

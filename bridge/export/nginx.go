@@ -1,0 +1,27 @@
+package export
+
+// NginxServer is what nginx needs in its server block to serve an exported
+// directory at the root of base_url (rsbridge export -nginx prints it):
+// Content-Type for objects without a file extension (resources are XML,
+// resource maps Atom) and Cache-Control by kind. A directory holds no
+// per-object metadata, so closed Change Lists, which keep the URL they had
+// open, get the short max-age; dump packages and manifests are immutable.
+// Deleted resources answer 404 (rsbridge serve: 410).
+const NginxServer = `    # rsbridge export: Content-Type and Cache-Control of the exported tree.
+    types {
+        application/xml xml;
+        text/html html;
+        application/zip zip;
+    }
+    default_type application/xml;
+    location / {
+        add_header Cache-Control "public, max-age=60" always;
+    }
+    location ~ ^/[a-z0-9-]+/map(-0\.2)?/ {
+        default_type application/atom+xml;
+        add_header Cache-Control "public, max-age=60" always;
+    }
+    location ~ ^/[a-z0-9-]+/[^/]+/(all|set/[^/]+)/dump/ {
+        add_header Cache-Control "public, max-age=31536000, immutable" always;
+    }
+`
