@@ -191,7 +191,8 @@ type Export struct {
 	// one target its own.
 	Instance string `yaml:"instance"`
 	// Interval: serve exports at most this often after a harvest changed
-	// something, and at least this often (lists close, dumps appear).
+	// something (a second after the first change of a quiet spell), and
+	// every five intervals without one (lists close, dumps appear).
 	Interval time.Duration `yaml:"interval"`
 	// Workers bounds the object writes in flight.
 	Workers int `yaml:"workers"`

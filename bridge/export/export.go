@@ -72,6 +72,10 @@ type Options struct {
 	FullThreshold int
 	Logger        *slog.Logger
 	Now           func() time.Time
+	// Published, when set, is called after each stage's objects are
+	// published (flushed), with the stage's name: the target is then as a
+	// destination would find it. Tests check its links there.
+	Published func(stage string)
 }
 
 // Exporter exports one source to one target. Runs are serialised.
@@ -145,27 +149,48 @@ func (e *Exporter) Changed() {
 	}
 }
 
-// Loop exports whenever a harvest commits changes, at most once per
-// interval, and at least once per interval (lists close and dumps appear
-// without a harvest), until ctx ends.
+// Loop exports until ctx ends: after a harvest committed changes (at most
+// once per interval, settle after the first change of a quiet spell, so a
+// burst of commits makes one run), and every heartbeat intervals without
+// one (lists close and dumps appear without a harvest).
 func (e *Exporter) Loop(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	schedule(ctx, interval, e.wake, func() {
 		if _, err := e.Run(ctx); err != nil && ctx.Err() == nil {
-			e.o.Logger.Error("export failed; retrying at the next interval", "target", e.o.Target, "err", err)
+			e.o.Logger.Error("export failed; retrying", "target", e.o.Target, "in", interval, "err", err)
 		}
+	})
+}
+
+const (
+	settle    = time.Second // a change after a quiet spell waits this long for more
+	heartbeat = 5           // intervals between runs without a change
+)
+
+// schedule calls run at once, then heartbeat intervals after each run
+// began, and after a wake sooner: settle after it, never sooner than
+// interval after the last run began. Later wakes never push a planned run
+// back, so a stream of them does not starve it.
+func schedule(ctx context.Context, interval time.Duration, wake <-chan struct{}, run func()) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var last time.Time
+	due := time.Now()
+	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-		case <-e.wake:
-			select { // let a burst of commits settle
-			case <-ctx.Done():
-				return
-			case <-t.C:
+		case <-wake:
+			if at := time.Now().Add(max(time.Until(last.Add(interval)), settle)); at.Before(due) {
+				due = at
+				timer.Reset(time.Until(due))
 			}
+			continue
+		case <-timer.C:
 		}
+		last = time.Now()
+		run()
+		due = last.Add(heartbeat * interval)
+		timer.Reset(time.Until(due))
 	}
 }
 

@@ -1,11 +1,18 @@
 package export
 
 import (
+	"bytes"
+	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rsbridge/rsbridge/bridge/export/objstore"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+	"github.com/rsbridge/rsbridge/rsync"
 )
 
 // TestExportDirectory: a first export, a mirror in sync from it; changes,
@@ -34,4 +41,57 @@ func TestExportDirectory(t *testing.T) {
 	rep = f.export(e)
 	t.Logf("incremental export: %+v", *rep)
 	f.mirrorFrom(t, base, copyDir, stateDir)
+}
+
+// TestExportAfterPrunedHistory: when retention pruned change events the
+// export has not seen, it exports every record again and removes, by
+// listing the target, the resources and maps of records deleted meanwhile;
+// Change Lists pruned from the store are removed after the grace period.
+func TestExportAfterPrunedHistory(t *testing.T) {
+	root := t.TempDir()
+	base := fileServer(t, root)
+	f := newFixture(t, base, oaiserver.Options{Records: 200, PageSize: 50, SetCount: 2}, "")
+	st, err := objstore.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := f.exporter(st, Options{Grace: time.Hour})
+	f.export(e)
+	listOf := func() string { // the oldest Change List of all records, as published
+		b, err := os.ReadFile(filepath.Join(root, "demo/oai_dc/all/changelist.xml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := rsync.Parse(bytes.NewReader(b))
+		if err != nil || len(doc.Entries) == 0 {
+			t.Fatalf("Change List Index: %v", err)
+		}
+		return doc.Entries[0].Loc
+	}
+	oldest := listOf()
+	rng := rand.New(rand.NewPCG(9, 9))
+	f.clk.Add(3 * time.Hour)
+	f.churn(60, rng)
+	f.clk.Add(3 * time.Hour)
+	if _, err := f.db.Prune(context.Background(), "demo", "oai_dc", f.clk.Now(), f.clk.Now(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	f.churn(10, rng)
+	rep := f.export(e)
+	if len(rep.Full) != 1 || rep.Deleted == 0 {
+		t.Errorf("after pruned history: whole exports %v, %d removed; want demo/oai_dc exported whole and the deleted records' objects removed", rep.Full, rep.Deleted)
+	}
+	f.mirrorFrom(t, base, t.TempDir(), t.TempDir())
+	if listOf() == oldest {
+		t.Fatalf("the oldest Change List %s was not pruned", oldest)
+	}
+	k := strings.TrimPrefix(oldest, base+"/")
+	if _, err := os.Stat(filepath.Join(root, k)); err != nil {
+		t.Errorf("a pruned Change List went before its grace period: %v", err)
+	}
+	f.clk.Add(2 * time.Hour)
+	f.export(e)
+	if _, err := os.Stat(filepath.Join(root, k)); !os.IsNotExist(err) {
+		t.Errorf("a pruned Change List is still published after its grace period: %v", err)
+	}
 }

@@ -41,7 +41,7 @@ type fixture struct {
 
 // newFixture harvests the synthetic repositories of o (one per name) into
 // a store whose base_url is base; extra is more configuration at the top
-// level.
+// level, or, indented by two spaces, in the resourcesync block.
 func newFixture(t testing.TB, base string, o oaiserver.Options, extra string, repos ...string) *fixture {
 	return newFixtureAt(t, "", base, o, extra, repos...)
 }
@@ -58,7 +58,11 @@ func newFixtureAt(t testing.TB, dir, base string, o oaiserver.Options, extra str
 	up := httptest.NewServer(f.up)
 	t.Cleanup(up.Close)
 	var yaml strings.Builder
-	fmt.Fprintf(&yaml, "base_url: %s\ndefaults:\n  delay: 0s\nresourcesync:\n  changelist_period: 1h\n  dump_sets: all-records\n%srepositories:\n", base, extra)
+	rsExtra := ""
+	if strings.HasPrefix(extra, "  ") { // keys of the resourcesync block
+		rsExtra, extra = extra, ""
+	}
+	fmt.Fprintf(&yaml, "base_url: %s\ndefaults:\n  delay: 0s\nresourcesync:\n  changelist_period: 1h\n  dump_sets: all-records\n%s%srepositories:\n", base, rsExtra, extra)
 	for _, name := range repos {
 		fmt.Fprintf(&yaml, "  - name: %s\n    base_url: %s/oai\n", name, up.URL)
 		if len(o.Prefixes) > 0 {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/rsbridge/rsbridge/bridge/export/objstore"
 	"github.com/rsbridge/rsbridge/bridge/source"
@@ -55,6 +56,18 @@ func (r *run) putDoc(u string, doc source.Doc) error {
 	r.pool.counted(1, sp.n, 0)
 	r.states[objectName(k)] = published{SHA256: sum, Final: doc.Final}
 	return nil
+}
+
+// published reports whether the state knows the document at u as
+// published (a set published since the last run has nothing yet).
+func (r *run) published(u string) bool {
+	k, err := r.key(u)
+	if err != nil {
+		return false
+	}
+	var prev published
+	known, err := r.state(objectName(k), &prev)
+	return err == nil && known
 }
 
 func (r *run) skipped() {
@@ -106,7 +119,8 @@ func (r *run) dumpFile(rs source.Set, file, typ, sum string) error {
 	}
 	f, err := os.Open(filepath.Join(r.e.o.DumpDir, file))
 	if err != nil {
-		return fmt.Errorf("dump file of %s: %w", rs.Path(), err)
+		return fmt.Errorf("a dump file %s lists is not in the dump directory %s (run the export where serve builds the dumps, with the same data_dir): %w",
+			rs.Path(), r.e.o.DumpDir, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -144,7 +158,7 @@ func (r *run) lists() error {
 // setDocs publishes the documents a Capability List links besides the
 // lists' indexes.
 func (r *run) setDocs(f *format, rs source.Set) error {
-	if !f.quiet() {
+	if !f.quiet() || !r.published(rs.About()) {
 		doc, err := r.e.src.About(r.snap, rs)
 		if err != nil {
 			return err
@@ -153,7 +167,7 @@ func (r *run) setDocs(f *format, rs source.Set) error {
 			return err
 		}
 	}
-	if r.e.src.Config().Notification.On() && !f.quiet() {
+	if r.e.src.Config().Notification.On() && (!f.quiet() || !r.published(rs.Topic())) {
 		doc, err := r.e.src.Channel(r.snap, rs)
 		if err != nil {
 			return err
@@ -162,7 +176,7 @@ func (r *run) setDocs(f *format, rs source.Set) error {
 			return err
 		}
 	}
-	if !r.e.src.Dumped(rs) || f.quiet() && !r.newDumps[rs.Path()] {
+	if !r.e.src.Dumped(rs) || f.quiet() && !r.newDumps[rs.Path()] && r.published(rs.ChangeDump()) {
 		return nil
 	}
 	if doc, err := r.e.src.ResourceDump(r.snap, rs); err == nil {
@@ -184,6 +198,9 @@ func (r *run) setDocs(f *format, rs source.Set) error {
 func (r *run) changeLists(f *format, rs source.Set) error {
 	lists, err := r.snap.ChangeLists(rs.Repo.Name, rs.Prefix, rs.Spec)
 	if err != nil {
+		return err
+	}
+	if err := r.pruned(rs, lists); err != nil {
 		return err
 	}
 	for _, l := range lists {
@@ -229,7 +246,7 @@ func (r *run) resourcePages(f *format, rs source.Set) error {
 		}
 	}
 	dirty := r.dirtyPages(f, rs, pg)
-	next := &pages{Whole: pg.Whole}
+	next := &pages{Whole: pg.Whole, FirstList: pg.FirstList}
 	var render []bool
 	var retired []string
 	for i, p := range pg.Pages {
@@ -359,5 +376,38 @@ func (r *run) capabilityLists() error {
 			return fmt.Errorf("%s: %w", rs.Path(), err)
 		}
 	}
+	return nil
+}
+
+// pruned schedules the removal of the set's Change Lists that retention
+// pruned from the store since the last run: those published before the
+// oldest list the store still has.
+func (r *run) pruned(rs source.Set, lists []store.ChangeListInfo) error {
+	pg := r.parts[pagesName(rs)]
+	if pg == nil || len(lists) == 0 || pg.FirstList == lists[0].ID {
+		return nil
+	}
+	first := lists[0].ID
+	if pg.FirstList != "" {
+		k, err := r.key(rs.ChangeList(""))
+		if err != nil {
+			return err
+		}
+		prefix := objectName(strings.TrimSuffix(k, ".xml"))
+		oldest, err := r.key(rs.ChangeList(first))
+		if err != nil {
+			return err
+		}
+		due := garbage{Due: r.now.Add(r.e.o.Grace)}
+		if err := r.snap.ExportStates(r.e.o.Target, prefix, func(name string, _ []byte) error {
+			if k := strings.TrimPrefix(name, "o/"); k < oldest {
+				r.states[garbageName(k)] = due
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	pg.FirstList = first
 	return nil
 }

@@ -17,6 +17,9 @@ const NginxServer = `    # rsbridge export: Content-Type and Cache-Control of th
     location / {
         add_header Cache-Control "public, max-age=60" always;
     }
+    location ^~ /.rsbridge-tmp/ {
+        return 404;   # the export's staging files
+    }
     location ~ ^/[a-z0-9-]+/map(-0\.2)?/ {
         default_type application/atom+xml;
         add_header Cache-Control "public, max-age=60" always;

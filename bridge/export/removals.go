@@ -2,6 +2,8 @@ package export
 
 import (
 	"strings"
+
+	"github.com/rsbridge/rsbridge/bridge/export/objstore"
 )
 
 // removals runs once the lists no longer link what it removes: deleted
@@ -25,8 +27,46 @@ func (r *run) removals() error {
 	if err != nil {
 		return err
 	}
+	if err := r.unpublished(due); err != nil {
+		return err
+	}
 	return r.garbageDue(r.now, func(k string) error {
 		r.drop = append(r.drop, garbageName(k), objectName(k))
 		return r.pool.remove(k)
 	})
+}
+
+// unpublished schedules the removal of every object of the sets exported
+// before but no longer published (a set dropped from the configuration or
+// emptied upstream): the Source Description stopped listing them in this run.
+func (r *run) unpublished(due garbage) error {
+	current := map[string]bool{}
+	for _, rs := range r.sets {
+		current[pagesName(rs)] = true
+	}
+	var gone []string
+	if err := r.snap.ExportStates(r.e.o.Target, "p/", func(name string, _ []byte) error {
+		if !current[name] {
+			gone = append(gone, name)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, name := range gone {
+		k, err := r.key(strings.TrimPrefix(name, "p/") + "/capabilitylist.xml")
+		if err != nil {
+			return err
+		}
+		dir := strings.TrimSuffix(k, "capabilitylist.xml")
+		if err := r.e.st.List(r.ctx, dir, func(o objstore.Object) error {
+			r.states[garbageName(o.Key)] = due
+			return nil
+		}); err != nil {
+			return err
+		}
+		r.drop = append(r.drop, name)
+		r.e.o.Logger.Info("set no longer published: its documents are removed after the grace period", "target", r.e.o.Target, "set", dir)
+	}
+	return nil
 }

@@ -18,12 +18,13 @@ import (
 
 // run is one export: everything it publishes is read from one snapshot.
 type run struct {
-	ctx  context.Context
-	e    *Exporter
-	snap *store.Snap
-	rep  *Report
-	now  time.Time
-	pool *pool
+	ctx   context.Context
+	e     *Exporter
+	snap  *store.Snap
+	rep   *Report
+	now   time.Time
+	pool  *pool
+	stage string // the stage under way
 
 	formats  []*format                  // one per (repository, prefix)
 	sets     []source.Set               // every published resource set
@@ -84,6 +85,7 @@ func (r *run) export() error {
 		{"source description", r.sourceDescription},
 		{"removals", r.removals},
 	} {
+		r.stage = stage.name
 		if err := stage.fn(); err != nil {
 			return fmt.Errorf("%s: %w", stage.name, err)
 		}
@@ -99,7 +101,13 @@ func (r *run) flush() error {
 	if err := r.pool.wait(); err != nil {
 		return err
 	}
-	return r.e.st.Flush(r.ctx)
+	if err := r.e.st.Flush(r.ctx); err != nil {
+		return err
+	}
+	if r.e.o.Published != nil {
+		r.e.o.Published(r.stage)
+	}
+	return nil
 }
 
 // commitAll commits the run's state in parts small enough for one
@@ -214,7 +222,7 @@ func (r *run) collect(f *format, after uint64) (n int, gap bool, err error) {
 		if ev.Seq > f.ctr.Seq {
 			return errEnough
 		}
-		if first && ev.Seq != after+1 && after > 0 {
+		if first && ev.Seq != after+1 {
 			gap = true
 			return errEnough
 		}
@@ -230,7 +238,7 @@ func (r *run) collect(f *format, after uint64) (n int, gap bool, err error) {
 	if errors.Is(err, errEnough) {
 		err = nil
 	}
-	if first && after > 0 && after < f.ctr.Seq && err == nil {
+	if first && after < f.ctr.Seq && err == nil {
 		gap = true // events after the cursor exist in the counter but none was read
 	}
 	r.rep.Changes += int64(min(n, r.e.o.FullThreshold))

@@ -33,6 +33,9 @@ type cursor struct {
 type pages struct {
 	Whole bool   `json:"whole,omitempty"`
 	Pages []page `json:"pages"`
+	// FirstList is the oldest Change List of the set when it was last
+	// exported: when retention prunes it, the pruned lists are removed.
+	FirstList string `json:"first_list,omitempty"`
 }
 
 type page struct {

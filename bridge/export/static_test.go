@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -61,6 +62,9 @@ func TestExportBehindNginx(t *testing.T) {
 			t.Errorf("GET %s: %d, Content-Type %q, Cache-Control %q; want 200, %q, %q", c.url, code, typ, cache, c.typ, c.cache)
 		}
 	}
+	if code, _, _ := head(t, base+"/.rsbridge-tmp/.lock"); code != http.StatusNotFound {
+		t.Errorf("nginx serves the export's staging directory: %d", code)
+	}
 	f.churn(200, rand.New(rand.NewPCG(3, 4)))
 	f.export(e)
 	f.mirrorFrom(t, base, copyDir, stateDir)
@@ -70,12 +74,15 @@ func TestExportBehindNginx(t *testing.T) {
 // export; a destination reads the bucket anonymously over HTTP, path-style.
 // An incremental export after changes writes only what changed: the PUTs
 // the server saw are what the report counts, far fewer than the first.
+//
+// -export.records and -export.changes size it (the figures in the note of
+// issue 19: 100,000 and 1,000).
 func TestExportToVersity(t *testing.T) {
 	vgw := objstoretest.Versity(t)
 	vgw.MakeBucket(t, "rsb")
 	proxy := vgw.Proxy(t)
 	base := vgw.Endpoint + "/rsb/pub"
-	f := newFixture(t, base, oaiserver.Options{Records: 500, PageSize: 100, SetCount: 2}, "")
+	f := newFixture(t, base, oaiserver.Options{Records: *versityRecords, PageSize: 500, SetCount: 2}, "")
 	f.dump()
 	cfg := vgw.Config("rsb", "pub")
 	cfg.Endpoint = proxy.URL // writes go through the counting proxy
@@ -86,7 +93,9 @@ func TestExportToVersity(t *testing.T) {
 	defer st.Close()
 	e := f.exporter(st, Options{})
 	proxy.Reset()
+	began := time.Now()
 	first := f.export(e)
+	firstTook := time.Since(began)
 	if got := proxy.Count(http.MethodPut); int64(got) < first.Objects {
 		t.Errorf("first export: the server saw %d PUTs, the report says %d objects", got, first.Objects)
 	}
@@ -97,11 +106,14 @@ func TestExportToVersity(t *testing.T) {
 		t.Errorf("Capability List from the bucket: %d %q %q", code, typ, cache)
 	}
 
-	f.churn(50, rand.New(rand.NewPCG(5, 6)))
+	f.churn(*versityChanges, rand.New(rand.NewPCG(5, 6)))
 	proxy.Reset()
+	began = time.Now()
 	inc := f.export(e)
+	incTook := time.Since(began)
 	puts := proxy.Count(http.MethodPut)
-	t.Logf("first export %d objects; after 50 changes %d PUTs (%d unchanged documents skipped, %d removed)", first.Objects, puts, inc.Skipped, inc.Deleted)
+	t.Logf("first export %d objects in %v; after %d upstream changes (%d change events) %d PUTs in %v (%d unchanged documents skipped, %d removed)",
+		first.Objects, firstTook.Round(time.Millisecond), *versityChanges, inc.Changes, puts, incTook.Round(time.Millisecond), inc.Skipped, inc.Deleted)
 	if int64(puts) != inc.Objects || puts == 0 || puts > int(first.Objects)/4 {
 		t.Errorf("incremental export: %d PUTs, report %d objects, first export %d", puts, inc.Objects, first.Objects)
 	}
@@ -122,6 +134,11 @@ func TestExportToVersity(t *testing.T) {
 		t.Errorf("closed Change List %s: %d, Cache-Control %q", index.Entries[0].Loc, code, cache)
 	}
 }
+
+var (
+	versityRecords = flag.Int("export.records", 500, "records of the source in TestExportToVersity")
+	versityChanges = flag.Int("export.changes", 50, "upstream changes before TestExportToVersity's incremental export")
+)
 
 // TestTwoInstancesOneSource: two rsbridge stores with different
 // repositories export to one bucket at once; the Source Description lists

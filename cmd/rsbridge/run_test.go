@@ -27,6 +27,12 @@ func TestRunCommands(t *testing.T) {
 	os.WriteFile(bad, []byte("repositories:\n  - name: Bad Name\n    base_url: ftp://x\n    colour: blue\n"), 0o644)
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(good, []byte("data_dir: "+filepath.Join(dir, "d")+"\nrepositories:\n  - name: r\n    base_url: http://127.0.0.1:1/oai\n    max_retries: 0\n"), 0o644)
+	// Keys in the environment, so the S3 credentials chain never asks an
+	// instance-metadata endpoint.
+	t.Setenv("AWS_ACCESS_KEY_ID", "test-access")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+	s3conf := filepath.Join(dir, "s3.yaml")
+	os.WriteFile(s3conf, []byte("data_dir: "+filepath.Join(dir, "d3")+"\nexport:\n  target: s3://bucket/p\n  endpoint: http://127.0.0.1:1\nrepositories:\n  - name: r\n    base_url: http://127.0.0.1:1/oai\n"), 0o644)
 	cases := []struct {
 		args   []string
 		code   int
@@ -51,6 +57,11 @@ func TestRunCommands(t *testing.T) {
 		{[]string{"healthcheck", "-config", bad}, 2, "", `line 4: unknown key "colour"`},
 		{[]string{"check-config", "-config", good}, 0, "OK, 1 repositories", ""},
 		{[]string{"harvest", "-config", good, "-repo", "nope"}, 2, "", `no repository named "nope"`},
+		{[]string{"export", "-config", good}, 2, "", "no export target: set export.target"},
+		{[]string{"export", "-nginx"}, 0, "default_type application/xml;", ""},
+		{[]string{"export", "-config", good, "-target", filepath.Join(dir, "static")}, 0, "exported to directory " + filepath.Join(dir, "static"), ""},
+		// Nothing listens on port 1: the error names the bucket and endpoint.
+		{[]string{"export", "-config", s3conf}, 1, "", "s3://bucket/p at http://127.0.0.1:1"},
 		// Nothing listens on port 1: a clear error naming repository and URL, exit 1.
 		{[]string{"harvest", "-config", good}, 1, "", "repository r: GET http://127.0.0.1:1/oai?verb=Identify"},
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rsbridge/rsbridge/bridge/export/objstore"
+	"github.com/rsbridge/rsbridge/bridge/export/objstore/objstoretest"
 )
 
 // rawGet sends GET with target written byte for byte as the request target
@@ -77,7 +78,11 @@ var escapeCases = []escapeCase{
 // server did, so the log documents the facts.
 func checkEscaping(t *testing.T, base, prefix string, extra []escapeCase) {
 	t.Helper()
-	for _, c := range append(slicesClone(escapeCases), extra...) {
+	cases := append(slicesClone(escapeCases), extra...)
+	for _, k := range escapeKeys { // the escaping the exporter uses
+		cases = append(cases, escapeCase{objstoretest.EscapeKey(k), k, "EscapeKey"})
+	}
+	for _, c := range cases {
 		status, _, body := rawGet(t, base, prefix+c.path)
 		got := fmt.Sprint(status)
 		if status == http.StatusOK {

@@ -3,9 +3,13 @@
 // S3-compatible bucket (S3).
 //
 // Keys are '/'-separated relative paths, already percent-decoded: exactly
-// what a static server maps a URL path to. The exporter escapes each key
-// once more when it writes the key into a URL; see the package tests for
-// what nginx and versitygw accept.
+// what a static server maps a URL path to. To link to a key, escape each
+// segment with url.PathEscape and join them with '/'. nginx (serving a Dir)
+// and versitygw (serving a bucket path-style, http://host/bucket/key) both
+// percent-decode the URL path once and map it to the key: '+' stays '+' (it
+// is not a space), %2F is '/' like a raw '/', raw UTF-8 and raw sub-delims
+// (: ; = & , @ $ ! ' ( ) *) work as well as their escapes; '?', '#', '%' and
+// ' ' must be escaped. The tests (http_test.go) check all of this.
 //
 // Both targets accept the same keys (ValidKey), so a tree exported to a
 // directory can be moved to a bucket, and a bucket kept on a directory-backed

@@ -169,13 +169,14 @@ func (s *S3) String() string { return s.name }
 func (s *S3) object(key string) string { return s.prefix + key }
 
 // Put uploads the object with its Content-Type and Cache-Control. Objects up
-// to 16 MiB go in one PUT, larger ones as a multipart upload of 16 MiB parts.
+// to partSize go in one PUT (every document: a sitemap holds at most 50 MiB),
+// larger ones (dump packages) as a multipart upload of partSize parts.
 //
 // The upload carries a Content-MD5 and an unsigned payload instead of
 // minio-go's default over plain http, the streaming (aws-chunked) signature:
 // versitygw v1.8.0 stores "Content-Encoding: aws-chunked" from such uploads
 // and sends it back on every GET, which would break readers. The Content-MD5
-// makes minio-go hold up to 16 MiB of r in memory unless r is an io.ReaderAt
+// makes minio-go hold up to partSize of r in memory unless r is an io.ReaderAt
 // and io.Seeker (a *bytes.Reader or an *os.File), which it reads twice
 // instead.
 func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64, m Meta) error {
@@ -194,6 +195,7 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64, m Met
 		CacheControl:         m.CacheControl,
 		SendContentMd5:       true,
 		DisableContentSha256: true,
+		PartSize:             partSize,
 	})
 	if err != nil {
 		return fmt.Errorf("%s: put %q: %w", s, key, err)
@@ -205,6 +207,10 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64, m Met
 // then reads it in place), else as it is read, where a short body fails and
 // a longer one is cut at size (minio-go reads no further). A short body must
 // fail at once: minio-go would retry the request ten times over seconds.
+// partSize is the largest object sent in one PUT, and the part size of
+// larger ones.
+const partSize = 64 << 20
+
 func exactly(r io.Reader, size int64) (io.Reader, error) {
 	_, isReaderAt := r.(io.ReaderAt)
 	if s, ok := r.(io.Seeker); ok && isReaderAt {
