@@ -43,9 +43,6 @@ func brokenLinks(root, base string) []string {
 			out = append(out, fmt.Sprintf("%s links %s: %v", from, u, err))
 			return false
 		}
-		if rel == "" {
-			k = "index.html"
-		}
 		if _, err := os.Stat(filepath.Join(root, k)); err != nil {
 			out = append(out, fmt.Sprintf("%s links %s, which is not published", from, u))
 			return false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -38,6 +39,9 @@ func (r *run) putDoc(u string, doc source.Doc) error {
 		return fmt.Errorf("render %s: %w", u, err)
 	}
 	sum := sp.sum()
+	if err := r.keep(k); err != nil {
+		return err
+	}
 	if known && prev.SHA256 == sum {
 		r.skipped()
 		return nil
@@ -68,6 +72,35 @@ func (r *run) published(u string) bool {
 	var prev published
 	known, err := r.state(objectName(k), &prev)
 	return err == nil && known
+}
+
+// keep notes that the run publishes an object, and cancels its removal if
+// one was scheduled (a set published again within the grace period).
+func (r *run) keep(k string) error {
+	r.current[k] = true
+	if _, pending := r.states[garbageName(k)]; pending {
+		delete(r.states, garbageName(k))
+	}
+	var g garbage
+	known, err := r.state(garbageName(k), &g)
+	if known {
+		r.drop = append(r.drop, garbageName(k))
+	}
+	return err
+}
+
+// keepSet cancels every removal scheduled under a set's directory: a set
+// published again keeps the documents the state still knows as published.
+func (r *run) keepSet(rs source.Set) error {
+	k, err := r.key(rs.CapabilityList())
+	if err != nil {
+		return err
+	}
+	dir := strings.TrimSuffix(k, "capabilitylist.xml")
+	return r.snap.ExportStates(r.e.o.Target, garbageName(dir), func(name string, _ []byte) error {
+		r.drop = append(r.drop, name)
+		return nil
+	})
 }
 
 func (r *run) skipped() {
@@ -113,14 +146,17 @@ func (r *run) dumpFile(rs source.Set, file, typ, sum string) error {
 		return err
 	}
 	r.dumps[k] = struct{}{}
+	if err := r.keep(k); err != nil {
+		return err
+	}
 	var prev published
 	if known, err := r.state(dumpName(k), &prev); err != nil || known {
 		return err
 	}
 	f, err := os.Open(filepath.Join(r.e.o.DumpDir, file))
 	if err != nil {
-		return fmt.Errorf("a dump file %s lists is not in the dump directory %s (run the export where serve builds the dumps, with the same data_dir): %w",
-			rs.Path(), r.e.o.DumpDir, err)
+		return fmt.Errorf("%s lists the dump file %s, which is not in the dump directory %s (run the export with serve's data_dir, where serve builds the dumps): %w",
+			rs.Path(), file, r.e.o.DumpDir, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -132,7 +168,6 @@ func (r *run) dumpFile(rs source.Set, file, typ, sum string) error {
 	}
 	r.pool.counted(1, info.Size(), 0)
 	r.states[dumpName(k)] = published{SHA256: sum, Final: true}
-	r.newDumps[rs.Path()] = true
 	return nil
 }
 
@@ -167,7 +202,7 @@ func (r *run) setDocs(f *format, rs source.Set) error {
 			return err
 		}
 	}
-	if r.e.src.Config().Notification.On() && (!f.quiet() || !r.published(rs.Topic())) {
+	if r.e.src.Config().Notification.On() { // the notifier moves it without an event
 		doc, err := r.e.src.Channel(r.snap, rs)
 		if err != nil {
 			return err
@@ -176,7 +211,7 @@ func (r *run) setDocs(f *format, rs source.Set) error {
 			return err
 		}
 	}
-	if !r.e.src.Dumped(rs) || f.quiet() && !r.newDumps[rs.Path()] && r.published(rs.ChangeDump()) {
+	if !r.e.src.Dumped(rs) { // dump documents: packages come and go (retention) without an event
 		return nil
 	}
 	if doc, err := r.e.src.ResourceDump(r.snap, rs); err == nil {
@@ -186,7 +221,10 @@ func (r *run) setDocs(f *format, rs source.Set) error {
 	} else if se, ok := err.(*source.Error); !ok || se.Code != source.CodeNotYet {
 		return err
 	}
-	doc, err := r.e.src.ChangeDump(r.snap, rs, r.snap.Now())
+	// A set with no change yet has an empty Change Dump from when its format
+	// was first harvested: a stable from, so the document is not rewritten
+	// every run (serve says from now).
+	doc, err := r.e.src.ChangeDump(r.snap, rs, cmp.Or(f.ctr.Began, r.snap.Now()))
 	if err != nil {
 		return err
 	}
@@ -241,6 +279,9 @@ func (r *run) resourcePages(f *format, rs source.Set) error {
 		return err
 	}
 	if !known {
+		if err := r.keepSet(rs); err != nil {
+			return err
+		}
 		if pg, err = r.cut(rs, "", ""); err != nil {
 			return err
 		}
@@ -293,7 +334,9 @@ func (r *run) resourcePages(f *format, rs source.Set) error {
 		next.Pages[i].Fresh = false
 	}
 	r.parts[name] = next
-	r.states[name] = next
+	if !known || !reflect.DeepEqual(pg, next) {
+		r.states[name] = next
+	}
 	r.repaged[name] = !known || slices.Contains(render, true)
 	return nil
 }
@@ -409,5 +452,6 @@ func (r *run) pruned(rs source.Set, lists []store.ChangeListInfo) error {
 		}
 	}
 	pg.FirstList = first
+	r.states[pagesName(rs)] = pg
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -27,6 +28,15 @@ type pool struct {
 	err    error
 	rep    *Report
 	totals *Totals
+	// onUnexportable is told of an object the target cannot hold (its key
+	// is invalid there, or clashes with a directory); the run goes on.
+	onUnexportable func(key string, err error)
+}
+
+// unexportable reports whether err is a target refusing a key, not a
+// failure of the target.
+func unexportable(err error) bool {
+	return errors.Is(err, objstore.ErrCollision) || errors.Is(err, objstore.ErrInvalidKey)
 }
 
 type job struct {
@@ -69,6 +79,10 @@ func (p *pool) do(j job) error {
 		return nil
 	}
 	if err := p.st.Put(p.ctx, j.key, bytes.NewReader(j.body), int64(len(j.body)), j.meta); err != nil {
+		if unexportable(err) && p.onUnexportable != nil {
+			p.onUnexportable(j.key, err)
+			return nil
+		}
 		return err
 	}
 	p.counted(1, int64(len(j.body)), 0)

@@ -31,7 +31,10 @@ func (r *run) removals() error {
 		return err
 	}
 	return r.garbageDue(r.now, func(k string) error {
-		r.drop = append(r.drop, garbageName(k), objectName(k))
+		if r.current[k] {
+			return nil // published again by this run (keep dropped its removal)
+		}
+		r.drop = append(r.drop, garbageName(k), objectName(k), dumpName(k))
 		return r.pool.remove(k)
 	})
 }

@@ -20,7 +20,8 @@ import (
 const fullFlush = 5000
 
 // resources writes the records and resource maps that changed (every one
-// of a format exported whole) and queues the deleted ones for removal.
+// of a format exported whole) and queues the deleted ones for removal. Maps
+// go after every format's resources, which they aggregate.
 func (r *run) resources() error {
 	for _, f := range r.formats {
 		if f.full {
@@ -32,21 +33,86 @@ func (r *run) resources() error {
 			if err := r.resource(f, id); err != nil {
 				return err
 			}
+			if err := r.paced(); err != nil {
+				return err
+			}
 		}
 	}
 	for _, repo := range r.e.src.Config().Repositories {
+		if err := r.setMaps(repo); err != nil {
+			return err
+		}
+		if !r.allMaps[repo.Name] {
+			for id := range r.mapIDs[repo.Name] {
+				if err := r.resourceMap(repo, id); err != nil {
+					return err
+				}
+				if err := r.paced(); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := r.everyMap(repo); err != nil {
+			return fmt.Errorf("%s: %w", repo.Name, err)
+		}
 		if slices.ContainsFunc(r.formatsOf(repo.Name), func(f *format) bool { return f.full }) {
 			if err := r.sweepMaps(repo); err != nil {
 				return fmt.Errorf("%s: %w", repo.Name, err)
 			}
 		}
-		for id := range r.mapIDs[repo.Name] {
-			if err := r.resourceMap(repo, id); err != nil {
+	}
+	return nil
+}
+
+// setMaps marks the maps of the members of the sets published or
+// unpublished since the last run.
+func (r *run) setMaps(repo config.Repository) error {
+	if r.allMaps[repo.Name] {
+		return nil
+	}
+	for _, spec := range r.mapSets[repo.Name] {
+		for _, prefix := range repo.MetadataPrefixes {
+			if err := r.snap.Resources(repo.Name, prefix, spec, "", "", math.MaxInt, func(rec *store.Record) error {
+				r.markMap(repo.Name, rec.Identifier)
+				return nil
+			}); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// everyMap writes the map of every item of a repository: each item once,
+// with the first format that holds it live.
+func (r *run) everyMap(repo config.Repository) error {
+	for i, prefix := range repo.MetadataPrefixes {
+		earlier := repo.MetadataPrefixes[:i]
+		err := r.snap.Resources(repo.Name, prefix, store.AllSet, "", "", math.MaxInt, func(rec *store.Record) error {
+			first, err := r.firstLive(repo.Name, earlier, rec.Identifier)
+			if err != nil || !first {
+				return err
+			}
+			if err := r.resourceMap(repo, rec.Identifier); err != nil {
+				return err
+			}
+			return r.paced()
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// paced publishes what is queued every fullFlush objects, so a directory
+// target's queue stays small.
+func (r *run) paced() error {
+	if r.queued++; r.queued%fullFlush != 0 {
+		return nil
+	}
+	return r.flush()
 }
 
 // resource publishes one record's metadata, or queues its removal.
@@ -109,25 +175,14 @@ func (r *run) resourceMap(repo config.Repository, id string) error {
 	return nil
 }
 
-// fullPass writes every live record of a format, and the maps of the items
-// whose first live format it is; it commits its position every fullFlush
-// records, so a run cut off resumes there. Objects of records no longer
+// fullPass writes every live record of a format; it commits its position
+// every fullFlush records, so a run cut off resumes there. Objects of records no longer
 // live are then found by listing the target.
 func (r *run) fullPass(f *format) error {
 	n := 0
-	earlier := r.earlierPrefixes(f)
 	err := r.snap.Resources(f.repo.Name, f.prefix, store.AllSet, f.cur.FullPos, "", math.MaxInt, func(rec *store.Record) error {
 		if err := r.resource(f, rec.Identifier); err != nil {
 			return err
-		}
-		first, err := r.firstLive(f.repo.Name, earlier, rec.Identifier)
-		if err != nil {
-			return err
-		}
-		if first {
-			if err := r.resourceMap(f.repo, rec.Identifier); err != nil {
-				return err
-			}
 		}
 		if n++; n%fullFlush == 0 {
 			if err := r.flush(); err != nil {
@@ -142,15 +197,6 @@ func (r *run) fullPass(f *format) error {
 		return err
 	}
 	return r.sweep(f)
-}
-
-// earlierPrefixes are the formats of the repository before f's.
-func (r *run) earlierPrefixes(f *format) []string {
-	i := 0
-	for i < len(f.repo.MetadataPrefixes) && f.repo.MetadataPrefixes[i] != f.prefix {
-		i++
-	}
-	return f.repo.MetadataPrefixes[:i]
 }
 
 // firstLive reports whether no earlier format holds the item live.
@@ -214,6 +260,8 @@ func (r *run) sweepMaps(repo config.Repository) error {
 
 // unexportable counts a record whose URL cannot be an object key.
 func (r *run) unexportable(repo, id string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.rep.Unexportable++
 	r.e.totals.Unexportable.Add(1)
 	if r.rep.Unexportable <= 10 {

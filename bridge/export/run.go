@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rsbridge/rsbridge/bridge/export/objstore"
@@ -18,24 +19,28 @@ import (
 
 // run is one export: everything it publishes is read from one snapshot.
 type run struct {
-	ctx   context.Context
-	e     *Exporter
-	snap  *store.Snap
-	rep   *Report
-	now   time.Time
-	pool  *pool
-	stage string // the stage under way
+	ctx    context.Context
+	e      *Exporter
+	snap   *store.Snap
+	rep    *Report
+	now    time.Time
+	pool   *pool
+	stage  string     // the stage under way
+	queued int        // objects queued in the stage (paced)
+	mu     sync.Mutex // guards rep.Unexportable (pool workers count refusals)
 
-	formats  []*format                  // one per (repository, prefix)
-	sets     []source.Set               // every published resource set
-	parts    map[string]*pages          // the sets' Resource List pages, by pagesName
-	states   map[string]any             // export state to commit at the end
-	drop     []string                   // state names to delete at the end
-	deletes  []string                   // objects to delete once the lists no longer link them
-	dumps    map[string]struct{}        // the dump files listed now, by object key
-	newDumps map[string]bool            // sets (by path) with dump files uploaded by this run
-	repaged  map[string]bool            // sets (by pagesName) with Resource List pages written by this run
-	mapIDs   map[string]map[string]bool // per repository: items whose map may have changed
+	formats []*format                  // one per (repository, prefix)
+	sets    []source.Set               // every published resource set
+	parts   map[string]*pages          // the sets' Resource List pages, by pagesName
+	states  map[string]any             // export state to commit at the end
+	drop    []string                   // state names to delete at the end
+	deletes []string                   // objects to delete once the lists no longer link them
+	dumps   map[string]struct{}        // the dump files listed now, by object key
+	repaged map[string]bool            // sets (by pagesName) with Resource List pages written by this run
+	mapIDs  map[string]map[string]bool // per repository: items whose map may have changed
+	allMaps map[string]bool            // repositories whose every map is written again
+	mapSets map[string][]string        // per repository: sets whose members' maps are written again
+	current map[string]bool            // objects written or confirmed by this run: never garbage
 }
 
 // format is the plan of one (repository, prefix).
@@ -58,13 +63,14 @@ func (f *format) quiet() bool {
 
 func newRun(ctx context.Context, e *Exporter, snap *store.Snap, rep *Report) (*run, error) {
 	r := &run{ctx: ctx, e: e, snap: snap, rep: rep, now: e.o.Now().UTC(), parts: map[string]*pages{}, states: map[string]any{},
-		dumps: map[string]struct{}{}, newDumps: map[string]bool{}, repaged: map[string]bool{}, mapIDs: map[string]map[string]bool{}}
+		dumps: map[string]struct{}{}, repaged: map[string]bool{}, allMaps: map[string]bool{}, mapSets: map[string][]string{}, current: map[string]bool{}, mapIDs: map[string]map[string]bool{}}
 	sets, err := e.src.Sets(ctx)
 	if err != nil {
 		return nil, err
 	}
 	r.sets = sets
 	r.pool = newPool(ctx, e.st, e.o.Workers, rep, &e.totals)
+	r.pool.onUnexportable = r.refused
 	return r, nil
 }
 
@@ -101,7 +107,7 @@ func (r *run) flush() error {
 	if err := r.pool.wait(); err != nil {
 		return err
 	}
-	if err := r.e.st.Flush(r.ctx); err != nil {
+	if err := r.e.st.Flush(r.ctx); err != nil && !r.allRefused(err) {
 		return err
 	}
 	if r.e.o.Published != nil {
@@ -169,7 +175,54 @@ func (r *run) plan() error {
 			return fmt.Errorf("%s %s: %w", f.repo.Name, f.prefix, err)
 		}
 	}
-	return nil
+	// A format exported whole may have lost records the others link as
+	// alternates, and every map of the repository aggregates it.
+	for _, f := range r.formats {
+		if f.full {
+			for _, g := range r.formatsOf(f.repo.Name) {
+				g.allDirty = true
+			}
+			r.allMaps[f.repo.Name] = true
+		}
+	}
+	return r.catalogChanges()
+}
+
+// catalogChanges finds the sets published or unpublished since the last
+// run (a set without pages in the state, or pages of a set no longer
+// published): the maps of their members name the sets an item is part of.
+func (r *run) catalogChanges() error {
+	current := map[string]source.Set{}
+	for _, rs := range r.sets {
+		current[pagesName(rs)] = rs
+	}
+	seen := map[string]bool{}
+	err := r.snap.ExportStates(r.e.o.Target, "p/", func(name string, _ []byte) error {
+		seen[name] = true
+		if _, ok := current[name]; ok {
+			return nil
+		}
+		// .../{repo}/{prefix}/set/{spec}: a set no longer published
+		parts := strings.Split(strings.TrimPrefix(strings.TrimPrefix(name, "p/"), r.e.base+"/"), "/")
+		if len(parts) == 4 && parts[2] == "set" {
+			if spec, err := url.PathUnescape(parts[3]); err == nil {
+				r.changedSet(parts[0], spec)
+			}
+		}
+		return nil
+	})
+	for name, rs := range current {
+		if !seen[name] && rs.Spec != store.AllSet {
+			r.changedSet(rs.Repo.Name, rs.Spec)
+		}
+	}
+	return err
+}
+
+func (r *run) changedSet(repo, spec string) {
+	if !slices.Contains(r.mapSets[repo], spec) {
+		r.mapSets[repo] = append(r.mapSets[repo], spec)
+	}
 }
 
 func (r *run) planFormat(f *format) error {
@@ -232,8 +285,7 @@ func (r *run) collect(f *format, after uint64) (n int, gap bool, err error) {
 		}
 		f.changed[ev.Identifier] = true
 		r.markMap(f.repo.Name, ev.Identifier)
-		r.markDirty(f.repo, ev)
-		return nil
+		return r.markDirty(f.repo, ev)
 	})
 	if errors.Is(err, errEnough) {
 		err = nil
@@ -250,9 +302,17 @@ var errEnough = errors.New("enough events")
 // markDirty notes the pages an event touches: in every format of the
 // repository (alternate links name the other formats), in every set the
 // record was or is in.
-func (r *run) markDirty(repo config.Repository, ev *store.Event) {
+func (r *run) markDirty(repo config.Repository, ev *store.Event) error {
 	for _, f := range r.formatsOf(repo.Name) {
-		for _, spec := range append(append([]string{store.AllSet}, ev.SetsBefore...), ev.SetsAfter...) {
+		specs := append(append([]string{store.AllSet}, ev.SetsBefore...), ev.SetsAfter...)
+		if f.prefix != ev.Prefix { // the record as that format has it
+			rec, err := r.snap.Record(repo.Name, f.prefix, ev.Identifier)
+			if err != nil {
+				return err
+			}
+			specs = append([]string{store.AllSet}, rec.Members()...)
+		}
+		for _, spec := range specs {
 			ids := f.dirty[spec]
 			if ids == nil {
 				ids = map[string]bool{}
@@ -261,6 +321,7 @@ func (r *run) markDirty(repo config.Repository, ev *store.Event) {
 			ids[ev.Identifier] = true
 		}
 	}
+	return nil
 }
 
 func (r *run) markMap(repo, id string) {
@@ -291,4 +352,33 @@ func (r *run) format(repo, prefix string) *format {
 		}
 	}
 	return nil
+}
+
+// allRefused reports whether every error err joins is the target refusing
+// a key (counted as unexportable; the run goes on).
+func (r *run) allRefused(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if !unexportable(e) {
+			return false
+		}
+	}
+	for _, e := range errs {
+		r.refused("", e)
+	}
+	return true
+}
+
+// refused counts an object the target cannot hold.
+func (r *run) refused(key string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rep.Unexportable++
+	r.e.totals.Unexportable.Add(1)
+	if r.rep.Unexportable <= 10 {
+		r.e.o.Logger.Warn("object not exported: the target cannot hold its key", "target", r.e.o.Target, "key", source.Clip(key, 200), "err", err)
+	}
 }

@@ -40,10 +40,12 @@ func (r *run) partKey(n int) string {
 }
 
 // sourceDescription publishes this instance's part, then the Source
-// Description and the home page recomposed from every part.
+// Description and the home page recomposed from every part, then removes
+// the parts this instance no longer needs.
 func (r *run) sourceDescription() error {
-	sets, err := r.e.src.SortedSets(r.ctx)
-	if err != nil {
+	sets := slices.Clone(r.sets) // the sets this run published, not the catalog now
+	slices.SortFunc(sets, func(a, b source.Set) int { return strings.Compare(a.Path(), b.Path()) })
+	if err := r.checkOwnPart(); err != nil {
 		return err
 	}
 	n := 0
@@ -55,25 +57,59 @@ func (r *run) sourceDescription() error {
 			for j, rs := range chunk {
 				entries[j] = source.CapabilityEntry(rs)
 			}
-			return r.e.src.WriteSourceDescription(w, entries, true)
+			return r.e.src.WriteSourceDescription(w, entries, true, r.home())
 		}}
 		if err := r.putDoc(r.e.base+"/"+r.partKey(n), doc); err != nil {
 			return err
 		}
 	}
-	own := partPrefix + r.e.o.Instance + "_"
-	if err := r.e.st.List(r.ctx, own, func(o objstore.Object) error {
+	if err := r.flush(); err != nil {
+		return err
+	}
+	if err := r.compose(); err != nil {
+		return err
+	}
+	return r.e.st.List(r.ctx, partPrefix+r.e.o.Instance+"_", func(o objstore.Object) error {
 		if o.Key > r.partKey(n) {
 			return r.pool.remove(o.Key) // a part this instance no longer needs
 		}
 		return nil
-	}); err != nil {
+	})
+}
+
+// home is the describedby target of the Source Description: the export's
+// home page, named (a bucket has no index document for a bare path).
+func (r *run) home() string { return r.e.base + "/index.html" }
+
+// checkOwnPart warns when this instance's part, as published, lists
+// Capability Lists of repositories this instance does not export: another
+// instance uses the same export.instance, and the two overwrite each other.
+func (r *run) checkOwnPart() error {
+	rc, err := r.e.st.Get(r.ctx, r.partKey(1))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	if err := r.flush(); err != nil {
-		return err
+	defer rc.Close()
+	doc, err := rsync.Parse(rc)
+	if err != nil {
+		return nil // rewritten below
 	}
-	return r.compose()
+	mine := map[string]bool{}
+	for _, repo := range r.e.src.Config().Repositories {
+		mine[repo.Name] = true
+	}
+	for _, e := range doc.Entries {
+		rel, _ := strings.CutPrefix(e.Loc, r.e.base+"/")
+		if repo, _, _ := strings.Cut(rel, "/"); !mine[repo] {
+			r.e.o.Logger.Error("another instance exports to this target under the same export.instance: give each its own, or their Source Description parts overwrite each other",
+				"target", r.e.o.Target, "instance", r.e.o.Instance, "foreign", e.Loc)
+			return nil
+		}
+	}
+	return nil
 }
 
 // compose writes the Source Description from the parts until a listing
@@ -87,24 +123,28 @@ func (r *run) compose() error {
 		var sd bytes.Buffer
 		if len(entries) <= rsync.MaxEntries {
 			slices.SortFunc(entries, func(a, b rsync.Entry) int { return strings.Compare(a.Loc, b.Loc) })
-			err = r.e.src.WriteSourceDescription(&sd, entries, false)
+			err = r.e.src.WriteSourceDescription(&sd, entries, false, r.home())
 		} else {
-			err = r.e.src.WriteSourceDescriptionIndex(&sd, urls)
+			err = r.e.src.WriteSourceDescriptionIndex(&sd, urls, r.home())
 		}
 		if err != nil {
-			return err
-		}
-		if err := r.replace(".well-known/resourcesync", sd.Bytes(), source.XMLType); err != nil {
 			return err
 		}
 		var home bytes.Buffer
 		if err := r.e.home.Execute(&home, homeData{Base: r.e.base, Sets: entries}); err != nil {
 			return err
 		}
+		// The home page first: the Source Description links it.
 		if err := r.replace("index.html", home.Bytes(), source.HTMLType); err != nil {
 			return err
 		}
 		if err := r.e.st.Flush(r.ctx); err != nil {
+			return err
+		}
+		if err := r.replace(".well-known/resourcesync", sd.Bytes(), source.XMLType); err != nil {
+			return err
+		}
+		if err := r.flush(); err != nil {
 			return err
 		}
 		again, e2, u2, err := r.readParts()
@@ -125,8 +165,8 @@ func (r *run) compose() error {
 func (r *run) readParts() (digest [32]byte, entries []rsync.Entry, urls []string, err error) {
 	h := sha256.New()
 	err = r.e.st.List(r.ctx, partPrefix, func(o objstore.Object) error {
-		if !strings.HasSuffix(o.Key, ".xml") || !strings.Contains(o.Key, "_") {
-			return nil
+		if !strings.HasSuffix(o.Key, ".xml") || !strings.Contains(o.Key, "_") || strings.Contains(o.Key, "/") {
+			return nil // not a part (a repository's tree below a name like a part's)
 		}
 		rc, err := r.e.st.Get(r.ctx, o.Key)
 		if errors.Is(err, objstore.ErrNotFound) {
@@ -141,8 +181,10 @@ func (r *run) readParts() (digest [32]byte, entries []rsync.Entry, urls []string
 			return err
 		}
 		doc, err := rsync.Parse(bytes.NewReader(b))
-		if err != nil {
-			return fmt.Errorf("part %s of the Source Description: %w (remove it if its instance is gone)", o.Key, err)
+		if err != nil { // one broken part must not stop every instance
+			r.e.o.Logger.Error("a part of the Source Description does not parse; left out (remove it if its instance is gone)",
+				"target", r.e.o.Target, "part", o.Key, "err", err)
+			return nil
 		}
 		fmt.Fprintf(h, "%s\x00%x\x00", o.Key, sha256.Sum256(b))
 		entries = append(entries, doc.Entries...)

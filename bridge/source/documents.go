@@ -69,7 +69,7 @@ func (s *Source) writeSourceDescription(w io.Writer, sets []Set, inIndex bool) e
 	for i, rs := range sets {
 		entries[i] = CapabilityEntry(rs)
 	}
-	return s.WriteSourceDescription(w, entries, inIndex)
+	return s.WriteSourceDescription(w, entries, inIndex, "")
 }
 
 // CapabilityEntry is a set's entry in a Source Description.
@@ -79,9 +79,10 @@ func CapabilityEntry(rs Set) rsync.Entry {
 }
 
 // WriteSourceDescription writes a Source Description of Capability List
-// entries, or (inIndex) a page of the Source Description Index.
-func (s *Source) WriteSourceDescription(w io.Writer, entries []rsync.Entry, inIndex bool) error {
-	links := []rsync.Link{{Rel: "describedby", Href: s.base + "/"}}
+// entries, or (inIndex) a page of the Source Description Index; about is
+// the page describing the source ("" = the base URL's home page).
+func (s *Source) WriteSourceDescription(w io.Writer, entries []rsync.Entry, inIndex bool, about string) error {
+	links := []rsync.Link{{Rel: "describedby", Href: cmp.Or(about, s.base+"/")}}
 	if inIndex {
 		links = append(links, rsync.Link{Rel: "index", Href: s.SourceDescriptionURL()})
 	}
@@ -92,9 +93,10 @@ func (s *Source) WriteSourceDescription(w io.Writer, entries []rsync.Entry, inIn
 	return d.Close()
 }
 
-// WriteSourceDescriptionIndex writes a Source Description Index of pages.
-func (s *Source) WriteSourceDescriptionIndex(w io.Writer, pages []string) error {
-	d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.Description}, rsync.Link{Rel: "describedby", Href: s.base + "/"})
+// WriteSourceDescriptionIndex writes a Source Description Index of pages;
+// about as for WriteSourceDescription.
+func (s *Source) WriteSourceDescriptionIndex(w io.Writer, pages []string, about string) error {
+	d := rsync.NewSitemapIndex(w, rsync.MD{Capability: rsync.Description}, rsync.Link{Rel: "describedby", Href: cmp.Or(about, s.base+"/")})
 	for _, p := range pages {
 		d.Write(rsync.Entry{Loc: p})
 	}
@@ -322,7 +324,13 @@ func (s *Source) Channel(snap *store.Snap, rs Set) (Doc, error) {
 	}
 	body, modified := ch.Latest, ch.LatestTime
 	if len(body) == 0 {
-		since := cmp.Or(ch.Until, ch.Started, snap.At(rs.Repo.Name, rs.Prefix))
+		ctr, err := snap.Counter(rs.Repo.Name, rs.Prefix)
+		if err != nil {
+			return Doc{}, err
+		}
+		// Before the notifier started: from when the format was first
+		// harvested, a time that does not move (the document stays the same).
+		since := cmp.Or(ch.Until, ch.Started, ctr.Began, snap.At(rs.Repo.Name, rs.Prefix))
 		var b bytes.Buffer
 		if err := s.Notification(&b, rs, since, since, nil); err != nil {
 			return Doc{}, err

@@ -1,0 +1,92 @@
+package export
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rsbridge/rsbridge/bridge/export/objstore"
+	"github.com/rsbridge/rsbridge/bridge/source"
+	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
+	"github.com/rsbridge/rsbridge/store"
+)
+
+// TestSetPublishedAgainWithinGrace: a set unpublished (its objects
+// scheduled for removal) and published again before the grace period ends
+// keeps its objects: the removal is cancelled, and every link resolves.
+func TestSetPublishedAgainWithinGrace(t *testing.T) {
+	root := t.TempDir()
+	base := fileServer(t, root)
+	f := newFixture(t, base, oaiserver.Options{Records: 120, PageSize: 50, SetCount: 3}, "")
+	dir, err := objstore.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := f.exporter(dir, Options{Grace: time.Hour})
+	narrow := *f.cfg
+	narrow.Repositories = []config.Repository{f.cfg.Repositories[0]}
+	narrow.Repositories[0].Sets = []string{"set1"}
+	one := New(source.New(&narrow, f.db), f.db, dir, Options{DumpDir: f.dumps, Now: f.clk.Now, TempDir: t.TempDir(), Grace: time.Hour})
+	f.export(all)
+	if _, err := one.Run(context.Background()); err != nil { // set0 and set2 unpublished
+		t.Fatal(err)
+	}
+	f.clk.Add(10 * time.Minute)
+	f.export(all) // published again
+	f.clk.Add(2 * time.Hour)
+	f.export(all) // past the grace period of the cancelled removals
+	if broken := brokenLinks(root, base); len(broken) > 0 {
+		t.Errorf("%d broken links, first: %s", len(broken), broken[0])
+	}
+	f.mirrorFrom(t, base, t.TempDir(), t.TempDir())
+}
+
+// TestCollidingIdentifiersInADirectory: "a" and "a/b" cannot both be files;
+// the one the directory refuses is counted as unexportable and the export
+// goes on, run after run.
+func TestCollidingIdentifiersInADirectory(t *testing.T) {
+	db, err := store.Open(store.Options{InMemory: true, ChangeListLimit: 50000, ChangeListPeriod: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cfg := config.Default()
+	cfg.BaseURL = "http://static.example"
+	cfg.Repositories = []config.Repository{{Name: "r", BaseURL: "https://repo.example/oai"}}
+	cfg.SetDefaults()
+	b, err := db.NewBatch("r", "oai_dc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	for _, id := range []string{"oai:x:10.1/abc", "oai:x:10.1/abc/v2", "oai:x:plain"} {
+		meta := []byte(`<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/"/>`)
+		sum := sha256.Sum256(meta)
+		rec := &store.Record{Identifier: id, Datestamp: now, Length: int64(len(meta)), MD5: strings.Repeat("0", 32), SHA256: hex.EncodeToString(sum[:]), Modified: now, FirstSeen: now}
+		if err := b.Apply(rec, meta, &store.Event{Identifier: id, Change: store.Created, SHA256: rec.SHA256, Length: rec.Length}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := objstore.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(source.New(cfg, db), db, dir, Options{TempDir: t.TempDir()})
+	rep, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Unexportable != 3 { // one item's resource and its two maps
+		t.Errorf("%d objects counted as unexportable, want 3: %+v", rep.Unexportable, rep)
+	}
+	if rep, err = e.Run(context.Background()); err != nil || rep.Objects != 0 {
+		t.Errorf("the next run: %v, %d objects written, want none", err, rep.Objects)
+	}
+}
