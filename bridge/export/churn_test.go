@@ -20,7 +20,10 @@ import (
 	"github.com/rsbridge/rsbridge/rsync"
 )
 
-var churnSeed = flag.Uint64("export.seed", 0, "TestExportChurn's seed (0: from the clock); the log gives the one used")
+var (
+	churnSeed   = flag.Uint64("export.seed", 0, "TestExportChurn's seed (0: from the clock); the log gives the one used")
+	churnRounds = flag.Int("export.rounds", 8, "TestExportChurn's rounds of changes, harvest and export")
+)
 
 // brokenLinks walks the exported tree in root from the Source Description
 // as a destination would, and lists every link to an object that is not
@@ -142,7 +145,7 @@ func TestExportChurn(t *testing.T) {
 			reads++
 		}
 	})
-	for round := range 12 {
+	for round := range *churnRounds {
 		f.churn(5+rng.IntN(60), rng)
 		if rng.IntN(4) == 0 {
 			f.clk.Add(time.Duration(rng.IntN(3)) * time.Hour)

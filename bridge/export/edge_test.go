@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +90,39 @@ func TestCollidingIdentifiersInADirectory(t *testing.T) {
 	}
 	if rep, err = e.Run(context.Background()); err != nil || rep.Objects != 0 {
 		t.Errorf("the next run: %v, %d objects written, want none", err, rep.Objects)
+	}
+}
+
+// TestConfigurationChangeExportsAgain: a change of what shapes the
+// documents (here the Resource List page size) exports everything again,
+// even with no change in the store.
+func TestConfigurationChangeExportsAgain(t *testing.T) {
+	root := t.TempDir()
+	base := fileServer(t, root)
+	f := newFixture(t, base, oaiserver.Options{Records: 150, PageSize: 50, SetCount: -1}, "")
+	dir, err := objstore.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.export(f.exporter(dir, Options{}))
+	smaller := *f.cfg
+	smaller.ResourceSync.PageLimit = 40
+	e := New(source.New(&smaller, f.db), f.db, dir, Options{DumpDir: f.dumps, Now: f.clk.Now, TempDir: t.TempDir()})
+	rep, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Full) != 1 {
+		t.Errorf("after page_limit changed: exported whole %v, want demo/oai_dc", rep.Full)
+	}
+	index, err := os.ReadFile(filepath.Join(root, "demo/oai_dc/all/resourcelist.xml"))
+	if err != nil || !strings.Contains(string(index), "<sitemapindex") || strings.Count(string(index), "<loc>") < 4 {
+		t.Errorf("the Resource List of 150 records with pages of 40 is not an index of 4 pages: %v\n%s", err, index)
+	}
+	if broken := brokenLinks(root, base); len(broken) > 0 {
+		t.Errorf("%d broken links, first: %s", len(broken), broken[0])
+	}
+	if rep, err = e.Run(context.Background()); err != nil || len(rep.Full) > 0 || rep.Objects > 0 {
+		t.Errorf("the run after: %v, whole %v, %d objects", err, rep.Full, rep.Objects)
 	}
 }

@@ -156,7 +156,8 @@ func (e *Exporter) Changed() {
 func (e *Exporter) Loop(ctx context.Context, interval time.Duration) {
 	schedule(ctx, interval, e.wake, func() {
 		if _, err := e.Run(ctx); err != nil && ctx.Err() == nil {
-			e.o.Logger.Error("export failed; retrying", "target", e.o.Target, "in", interval, "err", err)
+			e.o.Logger.Error("export failed; it is retried after the next change, or the next heartbeat", "target", e.o.Target,
+				"heartbeat", heartbeat*interval, "err", err)
 		}
 	})
 }

@@ -28,7 +28,7 @@ func TestExportSurvivesSIGKILL(t *testing.T) {
 	}
 	root, data := t.TempDir(), t.TempDir()
 	base := fileServer(t, root)
-	f := newFixtureAt(t, filepath.Join(data, "store"), base, oaiserver.Options{Records: 8000, PageSize: 500, SetCount: 2}, "")
+	f := newFixtureAt(t, filepath.Join(data, "store"), base, oaiserver.Options{Records: 6000, PageSize: 500, SetCount: 2}, "")
 	conf := filepath.Join(t.TempDir(), "rsbridge.yaml")
 	yaml := strings.Replace(f.yaml, "base_url: "+base+"\n", "base_url: "+base+"\ndata_dir: "+filepath.Join(data, "store")+"\nexport:\n  target: "+root+"\n", 1)
 	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {

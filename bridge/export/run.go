@@ -2,6 +2,8 @@ package export
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -165,13 +167,17 @@ func (r *run) key(u string) (string, error) {
 // plan reads every format's cursor and the events since, and decides
 // what the run writes.
 func (r *run) plan() error {
+	reshaped, err := r.reshaped()
+	if err != nil {
+		return err
+	}
 	for _, repo := range r.e.src.Config().Repositories {
 		for _, prefix := range repo.MetadataPrefixes {
 			r.formats = append(r.formats, &format{repo: repo, prefix: prefix, changed: map[string]bool{}, dirty: map[string]map[string]bool{}})
 		}
 	}
 	for _, f := range r.formats {
-		if err := r.planFormat(f); err != nil {
+		if err := r.planFormat(f, reshaped); err != nil {
 			return fmt.Errorf("%s %s: %w", f.repo.Name, f.prefix, err)
 		}
 	}
@@ -225,7 +231,7 @@ func (r *run) changedSet(repo, spec string) {
 	}
 }
 
-func (r *run) planFormat(f *format) error {
+func (r *run) planFormat(f *format, reshaped bool) error {
 	var err error
 	if f.ctr, err = r.snap.Counter(f.repo.Name, f.prefix); err != nil {
 		return err
@@ -236,6 +242,11 @@ func (r *run) planFormat(f *format) error {
 		return err
 	}
 	from := f.cur.Seq
+	if reshaped && known && !f.cur.Full {
+		known = false // what the documents say changed: export everything again
+		r.e.o.Logger.Info("the configuration changed what the documents say: exporting every record", "target", r.e.o.Target,
+			"repo", f.repo.Name, "prefix", f.prefix)
+	}
 	switch {
 	case !known || f.cur.Full:
 		f.full = true
@@ -381,4 +392,31 @@ func (r *run) refused(key string, err error) {
 	if r.rep.Unexportable <= 10 {
 		r.e.o.Logger.Warn("object not exported: the target cannot hold its key", "target", r.e.o.Target, "key", source.Clip(key, 200), "err", err)
 	}
+}
+
+// layoutVersion changes when the exporter publishes differently for the
+// same store: every target is then exported again, whole.
+const layoutVersion = "1"
+
+// reshaped reports whether the configuration that shapes the documents
+// (base URL, page size, Change List period, dumps, notification, the
+// repositories' formats, public URLs and rights) changed since the last
+// run, and notes the new one. Documents of quiet formats are otherwise
+// never rendered again.
+func (r *run) reshaped() (bool, error) {
+	cfg := r.e.src.Config()
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s\x00%s\x00%v\x00%s\x00", layoutVersion, cfg.BaseURL, cfg.ResourceSync.PageLimit,
+		cfg.ResourceSync.ChangeListPeriod, cfg.ResourceSync.DumpSets, cfg.Notification.On(), source.HubURL(cfg))
+	for _, repo := range cfg.Repositories {
+		fmt.Fprintf(h, "%s\x00%v\x00%s\x00%s\x00", repo.Name, repo.MetadataPrefixes, cfg.PublicBaseURL(repo), cfg.Resolved(repo).MetadataRights)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	var prev string
+	known, err := r.state("f/shape", &prev)
+	if err != nil {
+		return false, err
+	}
+	r.states["f/shape"] = sum
+	return known && prev != sum, nil
 }

@@ -10,6 +10,7 @@ import (
 
 // The export state of a target, in the store (store.ExportState), by name:
 //
+//	f/shape               what shapes the documents (configuration)
 //	c/{repo}/{prefix}     cursor: the change events exported
 //	p/{set path}          a set's Resource List pages
 //	o/{object key}        a published document: its SHA-256
@@ -21,8 +22,8 @@ type cursor struct {
 	Seq     uint64 `json:"seq"`     // every event up to Seq is published
 	Version uint64 `json:"version"` // the store's Version then
 	Slot    int64  `json:"slot"`    // the Change List period then
-	// FullFrom, when set, is a whole export under way: it began when the
-	// events were at FullFrom, and records up to FullPos are written.
+	// Full, when set, is a whole export under way: it began when the
+	// events were at FullSeq, and records before FullPos are written.
 	Full    bool   `json:"full,omitempty"`
 	FullSeq uint64 `json:"full_seq,omitempty"`
 	FullPos string `json:"full_pos,omitempty"`

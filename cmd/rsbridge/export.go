@@ -26,8 +26,12 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	path := fs.String("config", "", "configuration file (required)")
 	target := fs.String("target", "", "a directory or s3://bucket[/prefix] (default: export.target)")
 	every := fs.Duration("every", 0, "export again this often until interrupted (0: once)")
-	nginx := fs.Bool("nginx", false, "print the nginx server-block settings an exported directory needs, and exit")
-	if slices.Contains(args, "-nginx") || slices.Contains(args, "--nginx") {
+	// -nginx needs no configuration, so it is looked for before the flags
+	// that do are checked; it is declared for -h.
+	fs.Bool("nginx", false, "print the nginx server-block settings an exported directory needs, and exit")
+	if slices.ContainsFunc(args, func(a string) bool {
+		return slices.Contains([]string{"-nginx", "--nginx", "-nginx=true", "--nginx=true"}, a)
+	}) {
 		fmt.Fprint(stdout, export.NginxServer)
 		return nil
 	}
@@ -35,7 +39,6 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	_ = *nginx
 	if *target != "" {
 		cfg.Export.Target = *target
 	}
