@@ -70,8 +70,12 @@ type Options struct {
 	// than this is exported whole (every record, then the deletions found
 	// by listing the target), which bounds a run's memory.
 	FullThreshold int
-	Logger        *slog.Logger
-	Now           func() time.Time
+	// CheckpointEvery is how many records a whole export writes between
+	// two commits of its position, where a run cut off resumes (default
+	// 20,000).
+	CheckpointEvery int
+	Logger          *slog.Logger
+	Now             func() time.Time
 	// Published, when set, is called after each stage's objects are
 	// published (flushed), with the stage's name: the target is then as a
 	// destination would find it. Tests check its links there.
@@ -120,6 +124,7 @@ func New(src *source.Source, db *store.DB, st objstore.Store, o Options) *Export
 	o.Grace = cmp.Or(o.Grace, DefaultGrace)
 	o.MaxAge = cmp.Or(o.MaxAge, DefaultMaxAge)
 	o.FullThreshold = cmp.Or(o.FullThreshold, DefaultFullThreshold)
+	o.CheckpointEvery = cmp.Or(o.CheckpointEvery, fullFlush)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

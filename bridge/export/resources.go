@@ -15,9 +15,13 @@ import (
 	"github.com/rsbridge/rsbridge/store"
 )
 
-// fullFlush is how many records a whole export writes between two
-// commits of its position, where a run cut off resumes.
-const fullFlush = 5000
+// fullFlush is Options.CheckpointEvery's default.
+const fullFlush = 20000
+
+// flushEvery is how many objects a stage queues between two flushes: a
+// directory target's queue stays small, and each flush (two syncfs) is
+// paid for many objects.
+const flushEvery = 20000
 
 // resources writes the records and resource maps that changed (every one
 // of a format exported whole) and queues the deleted ones for removal. Maps
@@ -33,7 +37,7 @@ func (r *run) resources() error {
 			if err := r.resource(f, id); err != nil {
 				return err
 			}
-			if err := r.paced(); err != nil {
+			if err := r.paced(1); err != nil {
 				return err
 			}
 		}
@@ -47,7 +51,7 @@ func (r *run) resources() error {
 				if err := r.resourceMap(repo, id); err != nil {
 					return err
 				}
-				if err := r.paced(); err != nil {
+				if err := r.paced(2); err != nil {
 					return err
 				}
 			}
@@ -97,7 +101,7 @@ func (r *run) everyMap(repo config.Repository) error {
 			if err := r.resourceMap(repo, rec.Identifier); err != nil {
 				return err
 			}
-			return r.paced()
+			return r.paced(2)
 		})
 		if err != nil {
 			return err
@@ -106,12 +110,13 @@ func (r *run) everyMap(repo config.Repository) error {
 	return nil
 }
 
-// paced publishes what is queued every fullFlush objects, so a directory
-// target's queue stays small.
-func (r *run) paced() error {
-	if r.queued++; r.queued%fullFlush != 0 {
+// paced counts n objects queued and publishes the queue every flushEvery.
+func (r *run) paced(n int) error {
+	r.queued += n
+	if r.queued < flushEvery {
 		return nil
 	}
+	r.queued = 0
 	return r.flush()
 }
 
@@ -184,7 +189,7 @@ func (r *run) fullPass(f *format) error {
 		if err := r.resource(f, rec.Identifier); err != nil {
 			return err
 		}
-		if n++; n%fullFlush == 0 {
+		if n++; n%r.e.o.CheckpointEvery == 0 {
 			if err := r.flush(); err != nil {
 				return err
 			}
