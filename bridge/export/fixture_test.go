@@ -1,14 +1,11 @@
 package export
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +14,7 @@ import (
 	"github.com/rsbridge/rsbridge/bridge/export/objstore"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/bridge/mirror"
+	"github.com/rsbridge/rsbridge/bridge/mirror/mirrortest"
 	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
@@ -176,54 +174,17 @@ func (f *fixture) mirrorFrom(t *testing.T, base, copyDir, stateDir string) {
 }
 
 // differences lists how a mirror's copy differs from the store's live
-// records of every repository and format.
+// records of every repository and format (the first ten).
 func (f *fixture) differences(dir string) []string {
 	f.t.Helper()
-	want := map[string][]byte{}
-	err := f.db.View(context.Background(), func(snap *store.Snap) error {
-		for _, repo := range f.cfg.Repositories {
-			for _, p := range repo.MetadataPrefixes {
-				err := snap.Resources(repo.Name, p, store.AllSet, "", "", 1<<30, func(rec *store.Record) error {
-					b, err := snap.Metadata(repo.Name, p, rec.Identifier)
-					rel, perr := mirror.Path(source.ResourceURL(f.src.Base(), repo.Name, p, rec.Identifier))
-					if perr != nil {
-						return perr
-					}
-					want[rel] = b
-					return err
-				})
-				if err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	got := map[string][]byte{}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(dir, p)
-			got[rel], _ = os.ReadFile(p)
-		}
-		return err
-	})
-	var out []string
-	for rel, b := range want {
-		if !bytes.Equal(got[rel], b) {
-			out = append(out, fmt.Sprintf("copy of %s: %d bytes, the source has %d", rel, len(got[rel]), len(b)))
+	var formats []mirrortest.Format
+	for _, repo := range f.cfg.Repositories {
+		for _, p := range repo.MetadataPrefixes {
+			formats = append(formats, mirrortest.Format{Repo: repo.Name, Prefix: p})
 		}
 	}
-	for rel := range got {
-		if _, ok := want[rel]; !ok {
-			out = append(out, fmt.Sprintf("the copy has %s, which the source does not", rel))
-		}
-	}
-	if len(want) == 0 {
-		f.t.Fatal("the source has no records")
-	}
+	url := func(repo, prefix, id string) string { return source.ResourceURL(f.src.Base(), repo, prefix, id) }
+	out := mirrortest.Differences(f.t, f.db, formats, dir, url, mirror.Path)
 	if len(out) > 10 {
 		out = append(out[:10], fmt.Sprintf("and %d more differences", len(out)-10))
 	}

@@ -194,20 +194,12 @@ func (r *run) lists() error {
 // lists' indexes.
 func (r *run) setDocs(f *format, rs source.Set) error {
 	if !f.quiet() || !r.published(rs.About()) {
-		doc, err := r.e.src.About(r.snap, rs)
-		if err != nil {
-			return err
-		}
-		if err := r.putDoc(rs.About(), doc); err != nil {
+		if err := r.putSetDoc(rs, rs.About(), r.e.src.About); err != nil {
 			return err
 		}
 	}
 	if r.e.src.Config().Notification.On() { // the notifier moves it without an event
-		doc, err := r.e.src.Channel(r.snap, rs)
-		if err != nil {
-			return err
-		}
-		if err := r.putDoc(rs.Topic(), doc); err != nil {
+		if err := r.putSetDoc(rs, rs.Topic(), r.e.src.Channel); err != nil {
 			return err
 		}
 	}
@@ -397,26 +389,27 @@ func (r *run) indexes() error {
 				return fmt.Errorf("%s: %w", rs.Path(), err)
 			}
 		}
-		doc, err := r.e.src.ChangeListIndex(r.snap, rs)
-		if err != nil {
+		if err := r.putSetDoc(rs, rs.ChangeListIndex(), r.e.src.ChangeListIndex); err != nil {
 			return err
-		}
-		if err := r.putDoc(rs.ChangeListIndex(), doc); err != nil {
-			return fmt.Errorf("%s: %w", rs.Path(), err)
 		}
 	}
 	return nil
 }
 
+// putSetDoc plans a set's document on the run's snapshot and publishes it.
+func (r *run) putSetDoc(rs source.Set, u string, plan func(*store.Snap, source.Set) (source.Doc, error)) error {
+	doc, err := plan(r.snap, rs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", u, err)
+	}
+	return r.putDoc(u, doc)
+}
+
 // capabilityLists publishes every set's Capability List.
 func (r *run) capabilityLists() error {
 	for _, rs := range r.sets {
-		doc, err := r.e.src.CapabilityList(r.snap, rs)
-		if err != nil {
+		if err := r.putSetDoc(rs, rs.CapabilityList(), r.e.src.CapabilityList); err != nil {
 			return err
-		}
-		if err := r.putDoc(rs.CapabilityList(), doc); err != nil {
-			return fmt.Errorf("%s: %w", rs.Path(), err)
 		}
 	}
 	return nil

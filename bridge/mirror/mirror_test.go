@@ -18,6 +18,7 @@ import (
 	"github.com/rsbridge/rsbridge/bridge"
 	"github.com/rsbridge/rsbridge/bridge/dumps"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/mirror/mirrortest"
 	"github.com/rsbridge/rsbridge/bridge/notify"
 	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/bridge/websub"
@@ -188,47 +189,15 @@ func (s *rsbridgeSource) checkCopy(dir string) {
 	}
 }
 
+// url is where the source publishes a record.
+func (s *rsbridgeSource) url(repo, prefix, id string) string {
+	return source.ResourceURL(s.src.Base(), repo, prefix, id)
+}
+
 // differences lists how the copy differs from the source's live records.
 func (s *rsbridgeSource) differences(dir string) []string {
 	s.t.Helper()
-	want := map[string][]byte{}
-	err := s.db.View(context.Background(), func(snap *store.Snap) error {
-		return snap.Resources("demo", "oai_dc", store.AllSet, "", "", 1<<30, func(rec *store.Record) error {
-			b, err := snap.Metadata("demo", "oai_dc", rec.Identifier)
-			rel, perr := Path(source.ResourceURL(s.src.Base(), "demo", "oai_dc", rec.Identifier))
-			if perr != nil {
-				return perr
-			}
-			want[rel] = b
-			return err
-		})
-	})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	got := map[string][]byte{}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(dir, p)
-			got[rel], _ = os.ReadFile(p)
-		}
-		return err
-	})
-	var out []string
-	for rel, b := range want {
-		if !bytes.Equal(got[rel], b) {
-			out = append(out, fmt.Sprintf("copy of %s: %d bytes, the source has %d", rel, len(got[rel]), len(b)))
-		}
-	}
-	for rel := range got {
-		if _, ok := want[rel]; !ok {
-			out = append(out, fmt.Sprintf("the copy has %s, which the source does not", rel))
-		}
-	}
-	if len(want) == 0 {
-		s.t.Fatal("the source has no records")
-	}
-	return out
+	return mirrortest.Differences(s.t, s.db, []mirrortest.Format{{Repo: "demo", Prefix: "oai_dc"}}, dir, s.url, Path)
 }
 
 // TestMirrorFollowsRsbridge: a baseline from the Resource Dump (no
