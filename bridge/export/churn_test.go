@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbridge/rsbridge/bridge/export/objstore"
 	"github.com/rsbridge/rsbridge/bridge/mirror"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -113,13 +112,8 @@ func TestExportChurn(t *testing.T) {
 	}
 	t.Logf("seed %d (-export.seed to replay)", seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
-	root := t.TempDir()
-	base := fileServer(t, root)
-	f := newFixture(t, base, oaiserver.Options{Records: 400, PageSize: 50, SetCount: 3, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, "  page_limit: 60\n")
-	st, err := objstore.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, st, root := dirFixture(t, oaiserver.Options{Records: 400, PageSize: 50, SetCount: 3, Prefixes: []string{"oai_dc", "jpcoar_2.0"}}, "  page_limit: 60\n")
+	base := f.base
 	checks := 0
 	e := f.exporter(st, Options{Grace: time.Hour, Published: func(stage string) {
 		checks++

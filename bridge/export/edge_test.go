@@ -21,13 +21,8 @@ import (
 // scheduled for removal) and published again before the grace period ends
 // keeps its objects: the removal is cancelled, and every link resolves.
 func TestSetPublishedAgainWithinGrace(t *testing.T) {
-	root := t.TempDir()
-	base := fileServer(t, root)
-	f := newFixture(t, base, oaiserver.Options{Records: 120, PageSize: 50, SetCount: 3}, "")
-	dir, err := objstore.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, dir, root := dirFixture(t, oaiserver.Options{Records: 120, PageSize: 50, SetCount: 3}, "")
+	base := f.base
 	all := f.exporter(dir, Options{Grace: time.Hour})
 	narrow := *f.cfg
 	narrow.Repositories = []config.Repository{f.cfg.Repositories[0]}
@@ -97,13 +92,8 @@ func TestCollidingIdentifiersInADirectory(t *testing.T) {
 // documents (here the Resource List page size) exports everything again,
 // even with no change in the store.
 func TestConfigurationChangeExportsAgain(t *testing.T) {
-	root := t.TempDir()
-	base := fileServer(t, root)
-	f := newFixture(t, base, oaiserver.Options{Records: 150, PageSize: 50, SetCount: -1}, "")
-	dir, err := objstore.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, dir, root := dirFixture(t, oaiserver.Options{Records: 150, PageSize: 50, SetCount: -1}, "")
+	base := f.base
 	f.export(f.exporter(dir, Options{}))
 	smaller := *f.cfg
 	smaller.ResourceSync.PageLimit = 40

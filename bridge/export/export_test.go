@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbridge/rsbridge/bridge/export/objstore"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
 )
@@ -19,14 +18,9 @@ import (
 // an incremental export writing only what changed, the mirror in sync
 // again; a run with nothing new writes nothing.
 func TestExportDirectory(t *testing.T) {
-	root := t.TempDir()
-	base := fileServer(t, root)
-	f := newFixture(t, base, oaiserver.Options{Records: 300, PageSize: 50, SetCount: 3}, "")
+	f, st, _ := dirFixture(t, oaiserver.Options{Records: 300, PageSize: 50, SetCount: 3}, "")
+	base := f.base
 	f.dump()
-	st, err := objstore.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := f.exporter(st, Options{})
 	rep := f.export(e)
 	t.Logf("first export: %+v", *rep)
@@ -48,13 +42,8 @@ func TestExportDirectory(t *testing.T) {
 // listing the target, the resources and maps of records deleted meanwhile;
 // Change Lists pruned from the store are removed after the grace period.
 func TestExportAfterPrunedHistory(t *testing.T) {
-	root := t.TempDir()
-	base := fileServer(t, root)
-	f := newFixture(t, base, oaiserver.Options{Records: 200, PageSize: 50, SetCount: 2}, "")
-	st, err := objstore.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, st, root := dirFixture(t, oaiserver.Options{Records: 200, PageSize: 50, SetCount: 2}, "")
+	base := f.base
 	e := f.exporter(st, Options{Grace: time.Hour})
 	f.export(e)
 	listOf := func() string { // the oldest Change List of all records, as published
@@ -100,13 +89,8 @@ func TestExportAfterPrunedHistory(t *testing.T) {
 // committed resumes there: the next run writes only the records after it
 // (and the lists), and the destination is in sync.
 func TestWholeExportResumes(t *testing.T) {
-	root := t.TempDir()
-	base := fileServer(t, root)
-	f := newFixture(t, base, oaiserver.Options{Records: 500, PageSize: 100, SetCount: -1}, "")
-	st, err := objstore.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, st, _ := dirFixture(t, oaiserver.Options{Records: 500, PageSize: 100, SetCount: -1}, "")
+	base := f.base
 	ctx, cancel := context.WithCancel(context.Background())
 	flushes := 0
 	e := f.exporter(st, Options{CheckpointEvery: 100, Published: func(stage string) {

@@ -199,3 +199,17 @@ func fileServer(t testing.TB, root string) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// dirFixture is a fixture whose export goes to a directory that a Go
+// static server serves at its base URL: the fixture, the directory target
+// and its root.
+func dirFixture(t testing.TB, o oaiserver.Options, extra string) (*fixture, *objstore.Dir, string) {
+	t.Helper()
+	root := t.TempDir()
+	f := newFixture(t, fileServer(t, root), o, extra)
+	st, err := objstore.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, st, root
+}
