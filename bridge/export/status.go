@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/rsbridge/rsbridge/store"
@@ -37,7 +38,7 @@ func (e *Exporter) Lag(ctx context.Context) (Lag, error) {
 						lag.Oldest = ev.Time
 					}
 					return errEnough
-				}); err != nil && err != errEnough {
+				}); err != nil && !errors.Is(err, errEnough) {
 					return err
 				}
 			}
