@@ -44,6 +44,7 @@ func (d decl) String() string {
 type format struct {
 	prefix, schema, ns string
 	jp                 bool   // jpcoar layout (extra declarations on root and verb element)
+	junii2             bool   // junii2 layout (junii2.go)
 	own                []decl // declarations on the metadata root element itself
 	standalone         string // D of the package doc, precomputed
 }
@@ -103,6 +104,7 @@ func builtinFormats() []*format {
 	fs := []*format{
 		{prefix: prefixOAIDC, schema: schemaOAIDC, ns: nsOAIDC, own: []decl{{"oai_dc", nsOAIDC}}},
 		{prefix: prefixJPCOAR, schema: schemaJPCOAR, ns: nsJPCOAR, jp: true, own: []decl{{"dc", nsDC}}},
+		{prefix: prefixJunii2, schema: schemaJunii2, ns: nsJunii2, junii2: true, own: []decl{{"", nsJunii2}}},
 	}
 	for _, f := range fs {
 		// ancestors: OAI-PMH, ListRecords/GetRecord, record, metadata
@@ -117,6 +119,8 @@ func builtinFormats() []*format {
 func (s *Synthetic) writeMetadata(x *xw, f *format, i, v int, extra string) {
 	if f.jp {
 		s.writeJPCOAR(x, i, v, extra)
+	} else if f.junii2 {
+		s.writeJunii2(x, i, v, extra)
 	} else {
 		s.writeOAIDC(x, i, v, extra)
 	}

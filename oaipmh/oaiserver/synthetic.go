@@ -12,7 +12,7 @@ import (
 // Options configures a Synthetic repository. Zero values select defaults.
 type Options struct {
 	Records        int              // number of items initially; 0 = default 1000, negative = empty repository
-	Prefixes       []string         // formats offered, in this order: "oai_dc", "jpcoar_2.0"; unknown ones are ignored; default [oai_dc]
+	Prefixes       []string         // formats offered, in this order: "oai_dc", "jpcoar_2.0", "junii2"; unknown ones are ignored; default [oai_dc]
 	RecordBytes    int              // approximate size of each oai_dc <metadata> child; 0 = 2048, negative = no padding
 	Granularity    string           // "YYYY-MM-DDThh:mm:ssZ" (default) or "YYYY-MM-DD"
 	DeletedRecord  string           // "persistent" (default), "transient" or "no"
