@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -226,7 +227,7 @@ func (r *run) sweep(f *format) error {
 		return err
 	}
 	prefix = strings.TrimSuffix(prefix, "x")
-	err = r.e.st.List(r.ctx, prefix, func(o objstore.Object) error {
+	err = r.walk(prefix, func(o objstore.Object) error {
 		id := strings.TrimPrefix(o.Key, prefix)
 		rec, err := r.snap.Record(f.repo.Name, f.prefix, id)
 		if err != nil {
@@ -249,7 +250,7 @@ func (r *run) sweepMaps(repo config.Repository) error {
 			return err
 		}
 		prefix = strings.TrimSuffix(prefix, "x")
-		err = r.e.st.List(r.ctx, prefix, func(o objstore.Object) error {
+		err = r.walk(prefix, func(o objstore.Object) error {
 			none, err := r.firstLive(repo.Name, repo.MetadataPrefixes, strings.TrimPrefix(o.Key, prefix))
 			if err == nil && none {
 				r.deletes = append(r.deletes, o.Key)
@@ -273,4 +274,18 @@ func (r *run) unexportable(repo, id string, err error) {
 		r.e.o.Logger.Warn("record not exported: its URL cannot be a static path", "target", r.e.o.Target, "repo", repo,
 			"identifier", source.Clip(id, 200), "err", err)
 	}
+}
+
+// walker is a target that can list without the order, in bounded memory
+// (objstore.Dir; S3 listings stream in order anyway).
+type walker interface {
+	Walk(ctx context.Context, prefix string, fn func(objstore.Object) error) error
+}
+
+// walk lists the target's objects under prefix, in any order.
+func (r *run) walk(prefix string, fn func(objstore.Object) error) error {
+	if w, ok := r.e.st.(walker); ok {
+		return w.Walk(r.ctx, prefix, fn)
+	}
+	return r.e.st.List(r.ctx, prefix, fn)
 }

@@ -438,37 +438,82 @@ func (d *Dir) walk(ctx context.Context, dir *os.Root, dirKey, prefix string, fn 
 		return err
 	}
 	for _, name := range names {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		key := dirKey + name
-		if sub, ok := strings.CutSuffix(name, "/"); ok {
-			if key == StagingDir+"/" || !(strings.HasPrefix(key, prefix) || strings.HasPrefix(prefix, key)) {
-				continue
-			}
-			if err := d.walkSub(ctx, dir, sub, key, prefix, fn); err != nil {
-				return err
-			}
-			continue
-		}
-		if !strings.HasPrefix(key, prefix) || ValidKey(key) != nil {
-			continue
-		}
-		fi, err := dir.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.Mode().IsRegular()) {
-			continue // removed meanwhile, or not a plain file
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(Object{Key: key, Size: fi.Size()}); err != nil {
+		if err := d.visit(ctx, dir, dirKey, name, prefix, fn, d.walk); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (d *Dir) walkSub(ctx context.Context, dir *os.Root, name, key, prefix string, fn func(Object) error) error {
+// Walk is List without the order: it streams each directory's entries as
+// they are read, so its memory does not follow a directory's size (a
+// format's resources are one flat directory). The exporter's sweeps use it.
+func (d *Dir) Walk(ctx context.Context, prefix string, fn func(Object) error) error {
+	if err := d.walkStream(ctx, d.root, "", prefix, fn); err != nil {
+		return fmt.Errorf("%s: walk %q: %w", d, prefix, err)
+	}
+	return nil
+}
+
+func (d *Dir) walkStream(ctx context.Context, dir *os.Root, dirKey, prefix string, fn func(Object) error) error {
+	f, err := dir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		ents, err := f.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			switch {
+			case e.IsDir():
+				name += "/"
+			case !e.Type().IsRegular():
+				continue
+			}
+			if err := d.visit(ctx, dir, dirKey, name, prefix, fn, d.walkStream); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// visit handles one directory entry of a walk (a directory's name ends in
+// '/'): recurse into directories on the prefix's path, call fn for files
+// under the prefix.
+func (d *Dir) visit(ctx context.Context, dir *os.Root, dirKey, name, prefix string, fn func(Object) error,
+	recurse func(context.Context, *os.Root, string, string, func(Object) error) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	key := dirKey + name
+	if sub, ok := strings.CutSuffix(name, "/"); ok {
+		if key == StagingDir+"/" || !(strings.HasPrefix(key, prefix) || strings.HasPrefix(prefix, key)) {
+			return nil
+		}
+		return d.walkSub(ctx, dir, sub, key, prefix, fn, recurse)
+	}
+	if !strings.HasPrefix(key, prefix) || ValidKey(key) != nil {
+		return nil
+	}
+	fi, err := dir.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.Mode().IsRegular()) {
+		return nil // removed meanwhile, or not a plain file
+	}
+	if err != nil {
+		return err
+	}
+	return fn(Object{Key: key, Size: fi.Size()})
+}
+
+func (d *Dir) walkSub(ctx context.Context, dir *os.Root, name, key, prefix string, fn func(Object) error,
+	recurse func(context.Context, *os.Root, string, string, func(Object) error) error) error {
 	sub, err := dir.OpenRoot(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil // removed or replaced meanwhile
@@ -477,7 +522,7 @@ func (d *Dir) walkSub(ctx context.Context, dir *os.Root, name, key, prefix strin
 		return err
 	}
 	defer sub.Close()
-	return d.walk(ctx, sub, key, prefix, fn)
+	return recurse(ctx, sub, key, prefix, fn)
 }
 
 // readNames returns the names in dir sorted so that walking them gives keys

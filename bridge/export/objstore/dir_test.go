@@ -376,3 +376,32 @@ func BenchmarkDirPut(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// TestDirWalk: Walk finds what List finds, in any order, with the same
+// prefix rules, and skips the staging directory.
+func TestDirWalk(t *testing.T) {
+	d := openDir(t)
+	keys := []string{"a/1", "a/2", "a/b/3", "ab", "c/4", ".well-known/resourcesync"}
+	for i := range 3000 {
+		keys = append(keys, fmt.Sprintf("r/res/%05d", i))
+	}
+	for _, k := range keys {
+		put(t, d, k, "x")
+	}
+	flush(t, d)
+	for _, prefix := range []string{"", "a/", "a", "r/res/", "r/res/0299", "none/"} {
+		var walked []string
+		if err := d.Walk(context.Background(), prefix, func(o Object) error {
+			walked = append(walked, fmt.Sprintf("%s=%d", o.Key, o.Size))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(walked)
+		want := list(t, d, prefix)
+		slices.Sort(want)
+		if !slices.Equal(walked, want) {
+			t.Errorf("Walk(%q): %d keys, List: %d", prefix, len(walked), len(want))
+		}
+	}
+}
