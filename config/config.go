@@ -5,9 +5,11 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/textproto"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -323,6 +325,30 @@ type Repository struct {
 	Reconcile string `yaml:"reconcile"`
 	// Harvest overrides Config.Defaults for this repository.
 	Harvest `yaml:",inline"`
+
+	// derived are the formats converted rather than harvested (target →
+	// source), resolved by SetDefaults, which also appends the targets to
+	// MetadataPrefixes: everything that publishes sees them as formats.
+	derived map[string]string
+}
+
+// Harvested are the formats the repository is harvested in: its
+// metadata_prefixes without the derived ones.
+func (r Repository) Harvested() []string {
+	var out []string
+	for _, p := range r.MetadataPrefixes {
+		if _, d := r.derived[p]; !d {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// DerivedFrom is the format a derived one is converted from (false: the
+// format is harvested).
+func (r Repository) DerivedFrom(prefix string) (string, bool) {
+	s, ok := r.derived[prefix]
+	return s, ok
 }
 
 // Harvest holds settings an operator may set in `defaults:` and override per
@@ -370,6 +396,26 @@ type Harvest struct {
 	// names (DefaultSecretParams). Credentials as user:password@ in
 	// base_url are sent as Basic auth and never published either.
 	SecretParams []string `yaml:"secret_params"`
+	// Derive publishes formats the repository does not offer, converted at
+	// harvest time from one it does: target prefix → source prefix, e.g.
+	// {jpcoar_2.0: junii2} (Derivable lists what rsbridge can convert). A
+	// repository whose metadata_prefixes hold the target, or lack the
+	// source, is not converted when the setting comes from defaults:; set
+	// on the repository itself, that is a configuration error.
+	Derive map[string]string `yaml:"derive"`
+}
+
+// Derivable reports whether rsbridge can derive format target from source
+// (bridge/crosswalk).
+func Derivable(target, source string) bool { return target == "jpcoar_2.0" && source == "junii2" }
+
+// DerivedProfile is the schema a derived format's records follow, given
+// as their rs:ln rel="profile" (junii2-jpcoar.md GW-J2J-20).
+func DerivedProfile(target string) string {
+	if target == "jpcoar_2.0" {
+		return "https://github.com/JPCOAR/schema/blob/master/2.0/"
+	}
+	return ""
 }
 
 // Settings are the effective harvest settings of one repository.
@@ -480,6 +526,34 @@ func (c *Config) SetDefaults() {
 		if r.Reconcile == "" {
 			r.Reconcile = DefaultReconcile
 		}
+		c.resolveDerive(r)
+	}
+}
+
+// resolveDerive works out a repository's derived formats (its own derive,
+// else the defaults') and appends them to its metadata_prefixes. It can run
+// again: the formats it appended before are not taken for harvested ones.
+func (c *Config) resolveDerive(r *Repository) {
+	want := r.Derive
+	if want == nil {
+		want = c.Defaults.Derive
+	}
+	if len(want) == 0 && r.derived == nil {
+		return
+	}
+	harvested := r.Harvested()
+	r.derived = nil
+	r.MetadataPrefixes = harvested
+	for _, target := range slices.Sorted(maps.Keys(want)) {
+		source := want[target]
+		if !Derivable(target, source) || !slices.Contains(harvested, source) || slices.Contains(harvested, target) {
+			continue // validate names it when the repository itself asks for it
+		}
+		if r.derived == nil {
+			r.derived = map[string]string{}
+		}
+		r.derived[target] = source
+		r.MetadataPrefixes = append(slices.Clip(r.MetadataPrefixes), target)
 	}
 }
 

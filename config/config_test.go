@@ -976,3 +976,51 @@ func TestScheduleFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestDerive: derive appends the derived formats to metadata_prefixes and
+// keeps them out of Harvested; defaults apply only where they can; a
+// repository's own impossible derive is an error naming the key.
+func TestDerive(t *testing.T) {
+	c, err := ParseAndValidate(strings.NewReader(`defaults:
+  derive: {jpcoar_2.0: junii2}
+repositories:
+  - name: a
+    base_url: http://a.example/oai
+    metadata_prefixes: [oai_dc, junii2]
+  - name: b
+    base_url: http://b.example/oai
+    metadata_prefixes: [junii2, jpcoar_2.0]
+  - name: c
+    base_url: http://c.example/oai
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, cc := c.Repositories[0], c.Repositories[1], c.Repositories[2]
+	if fmt.Sprint(a.MetadataPrefixes, a.Harvested()) != "[oai_dc junii2 jpcoar_2.0] [oai_dc junii2]" {
+		t.Errorf("a: prefixes %v, harvested %v", a.MetadataPrefixes, a.Harvested())
+	}
+	if from, ok := a.DerivedFrom("jpcoar_2.0"); !ok || from != "junii2" {
+		t.Errorf("a: jpcoar_2.0 derived from %q, %v", from, ok)
+	}
+	if _, ok := b.DerivedFrom("jpcoar_2.0"); ok || len(b.Harvested()) != 2 {
+		t.Errorf("b offers jpcoar_2.0 itself and must not derive it: %v", b.Harvested())
+	}
+	if fmt.Sprint(cc.MetadataPrefixes) != "[oai_dc]" {
+		t.Errorf("c has no junii2: %v", cc.MetadataPrefixes)
+	}
+	c.SetDefaults() // twice changes nothing
+	if fmt.Sprint(c.Repositories[0].MetadataPrefixes) != "[oai_dc junii2 jpcoar_2.0]" {
+		t.Errorf("SetDefaults again: %v", c.Repositories[0].MetadataPrefixes)
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"    metadata_prefixes: [oai_dc]\n    derive: {jpcoar_2.0: junii2}\n", "repositories[0].derive.jpcoar_2.0: derives from junii2, which is not in metadata_prefixes"},
+		{"    metadata_prefixes: [junii2, jpcoar_2.0]\n    derive: {jpcoar_2.0: junii2}\n", "repositories[0].derive.jpcoar_2.0: jpcoar_2.0 is harvested"},
+		{"    metadata_prefixes: [oai_dc]\n    derive: {jpcoar_2.0: oai_dc}\n", "repositories[0].derive.jpcoar_2.0: rsbridge cannot derive jpcoar_2.0 from oai_dc"},
+	} {
+		_, err := ParseAndValidate(strings.NewReader("repositories:\n  - name: a\n    base_url: http://a.example/oai\n" + bad.yaml))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+}

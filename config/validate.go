@@ -63,7 +63,33 @@ func (c *Config) validate() []problem {
 	p.backoff("defaults", c.Defaults, c.Resolved(Repository{}))
 	p.repositories(c)
 	p.export(c.Export)
+	p.derivable("defaults.derive", c.Defaults.Derive)
 	return p
+}
+
+// derivable checks that every conversion a derive map asks for exists.
+func (p *problems) derivable(at string, derive map[string]string) {
+	for _, target := range slices.Sorted(maps.Keys(derive)) {
+		if source := derive[target]; !Derivable(target, source) {
+			p.addf(at+"."+target, "rsbridge cannot derive %s from %s: it derives jpcoar_2.0 from junii2", target, source)
+		}
+	}
+}
+
+// derive checks a repository's own derive map against its formats.
+func (p *problems) derive(at string, r Repository) {
+	p.derivable(at+".derive", r.Derive)
+	harvested := r.Harvested()
+	for _, target := range slices.Sorted(maps.Keys(r.Derive)) {
+		source := r.Derive[target]
+		switch {
+		case !Derivable(target, source):
+		case !slices.Contains(harvested, source):
+			p.addf(at+".derive."+target, "derives from %s, which is not in metadata_prefixes: add it (the repository must offer it)", source)
+		case slices.Contains(harvested, target):
+			p.addf(at+".derive."+target, "%s is harvested (metadata_prefixes): remove it there to derive it from %s, or remove derive", target, source)
+		}
+	}
 }
 
 // export checks the export block.
@@ -323,6 +349,7 @@ func (p *problems) repository(at string, r Repository, minInterval time.Duration
 	if p.httpURL(at+".base_url", r.BaseURL) && strings.Contains(r.BaseURL, "#") {
 		p.addf(at+".base_url", "must not have a fragment (got %q)", PublicURL(r.BaseURL, defaultSecretParams))
 	}
+	p.derive(at, r)
 	if r.MetadataPrefixes != nil && len(r.MetadataPrefixes) == 0 {
 		p.addf(at+".metadata_prefixes", "must not be empty (omit the key for the default [%s])", DefaultMetadataPrefix)
 	}

@@ -4,9 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 // Records a harvest could not use (malformed XML, an identifier too long to
@@ -100,4 +103,13 @@ func (s *Snap) Quarantine(repo, prefix string, limit int, fn func(Quarantined) e
 		return fn(q)
 	})
 	return n, err
+}
+
+// IsQuarantined reports whether a record of (repo, prefix) is in quarantine.
+func (s *Snap) IsQuarantined(repo, prefix, id string) (bool, error) {
+	_, err := s.txn.Get(key('z', repo, prefix, id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }

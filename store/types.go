@@ -123,6 +123,13 @@ type Checkpoint struct {
 	// the last one ended with fewer records than announced after a resume or
 	// a guard, so records may be missing below the mark.
 	FullNext bool `json:"full_next,omitempty"`
+
+	// A derived format (config derive) is converted, not harvested: its
+	// checkpoint says from which format, by which converter version, and up
+	// to which change event of the source it is derived.
+	DerivedFrom    string `json:"derived_from,omitempty"`
+	DerivedVersion string `json:"derived_version,omitempty"`
+	DerivedSeq     uint64 `json:"derived_seq,omitempty"`
 }
 
 // RepoInfo describes a repository for the served documents.

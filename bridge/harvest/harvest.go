@@ -56,7 +56,8 @@ type Harvester struct {
 	obs      Observer
 	pacer    *Pacer
 	host     string
-	locBase  map[string]int // per prefix: the length of the record URLs rsbridge serves, less the identifier
+	locBase  map[string]int        // per prefix: the length of the record URLs rsbridge serves, less the identifier
+	convs    map[string]Conversion // by derived format
 
 	busy chan struct{} // holds a token while a harvest or reconciliation runs
 	act  activity
@@ -97,6 +98,10 @@ type Options struct {
 	// Pacer makes runs pause after each page while the server is busy
 	// (nil: never).
 	Pacer *Pacer
+	// Conversions derive the formats config derive asks for (derive.go;
+	// nil: Conversions()); a repository that derives one none provides
+	// fails to start.
+	Conversions []Conversion
 }
 
 // UserAgent names rsbridge and, when configured, the operator's contact.
@@ -158,8 +163,20 @@ func New(cfg *config.Config, repo config.Repository, db *store.DB, o Options) (*
 	for _, p := range repo.MetadataPrefixes {
 		locBase[p] = len(source.ResourceURL(strings.TrimRight(cfg.BaseURL, "/"), repo.Name, p, ""))
 	}
+	convs := map[string]Conversion{}
+	if o.Conversions == nil {
+		o.Conversions = Conversions()
+	}
+	for _, c := range o.Conversions {
+		convs[c.To] = c
+	}
+	for _, p := range repo.MetadataPrefixes {
+		if from, ok := repo.DerivedFrom(p); ok && convs[p].From != from {
+			return nil, fmt.Errorf("repository %s: derive %s from %s: this rsbridge has no such conversion", repo.Name, p, from)
+		}
+	}
 	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, obs: o.Observer, pacer: o.Pacer, host: host,
-		locBase: locBase, busy: make(chan struct{}, 1)}, nil
+		locBase: locBase, convs: convs, busy: make(chan struct{}, 1)}, nil
 }
 
 // HarvestOptions select what one run does.
@@ -211,6 +228,7 @@ func (h *Harvester) harvest(ctx context.Context, kind string, opts HarvestOption
 	}
 	h.refreshSets(ctx)
 	results, err := h.eachPrefix(ctx, func(prefix string) Result { return h.harvestPrefix(ctx, prefix, id, opts) })
+	results, err = h.deriveAfter(ctx, results, err)
 	// What the run committed is durable when it returns (with group commit
 	// the last second of it may not be yet).
 	if serr := h.db.Sync(); serr != nil {
@@ -220,13 +238,27 @@ func (h *Harvester) harvest(ctx context.Context, kind string, opts HarvestOption
 	return results, err
 }
 
-// eachPrefix runs one pass per configured metadata prefix; one prefix failing
+// deriveAfter derives the derived formats after a run's passes (unless
+// the run is being stopped), adding their results and failures.
+func (h *Harvester) deriveAfter(ctx context.Context, results []Result, err error) ([]Result, error) {
+	if ctx.Err() != nil {
+		return results, err
+	}
+	errs := []error{err}
+	for _, r := range h.derive(ctx) {
+		results = append(results, r)
+		errs = append(errs, r.Err)
+	}
+	return results, errors.Join(errs...)
+}
+
+// eachPrefix runs one pass per harvested metadata prefix; one prefix failing
 // does not stop the others (unless the run is being stopped), and the error joins
 // every prefix's failure.
 func (h *Harvester) eachPrefix(ctx context.Context, pass func(prefix string) Result) ([]Result, error) {
 	var results []Result
 	var errs []error
-	for _, prefix := range h.repo.MetadataPrefixes {
+	for _, prefix := range h.repo.Harvested() {
 		r := pass(prefix)
 		results = append(results, r)
 		if r.Err != nil {

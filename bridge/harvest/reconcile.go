@@ -54,6 +54,7 @@ func (h *Harvester) reconcile(ctx context.Context, opts ReconcileOptions) ([]Res
 		return nil, nil
 	}
 	results, err := h.eachPrefix(ctx, func(prefix string) Result { return h.reconcilePrefix(ctx, prefix, id, opts) })
+	results, err = h.deriveAfter(ctx, results, err)
 	if serr := h.db.Sync(); serr != nil {
 		err = errors.Join(err, fmt.Errorf("reconcile %s: %w", h.repo.Name, serr))
 	}

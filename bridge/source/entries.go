@@ -39,6 +39,9 @@ func resourceEntry(rs Set, via func(string) string, others []alternate, rec *sto
 		MD:      &rsync.MD{Hash: rsync.Hash(rec.MD5, rec.SHA256), Length: rec.Length, HasLength: true, Type: XMLType},
 	}
 	e.Links = append(e.Links, rsync.Link{Rel: "via", Href: via(rec.Identifier), Modified: rec.Datestamp})
+	if p := profile(rs); p != "" {
+		e.Links = append(e.Links, rsync.Link{Rel: "profile", Href: p})
+	}
 	for _, o := range others {
 		if o.live.Has(rec.Identifier) {
 			e.Links = append(e.Links, rsync.Link{Rel: "alternate", Href: rs.ResourceIn(o.prefix, rec.Identifier), Type: XMLType})
@@ -49,6 +52,15 @@ func resourceEntry(rs Set, via func(string) string, others []alternate, rec *sto
 	}
 	e.Links = append(e.Links, rsync.Link{Rel: "collection", Href: AggregationURL(rs.base, rs.Repo.Name, rec.Identifier)})
 	return e
+}
+
+// profile is the schema of a derived format's records (GW-J2J-20), ""
+// for a harvested format.
+func profile(rs Set) string {
+	if _, derived := rs.Repo.DerivedFrom(rs.Prefix); derived {
+		return config.DerivedProfile(rs.Prefix)
+	}
+	return ""
 }
 
 // alternate is another format of the repository and a cursor over its live
@@ -92,6 +104,9 @@ func ChangeEntry(rs Set, via func(string) string, ev *store.SetEvent) rsync.Entr
 		e.MD.Hash, e.MD.Length, e.MD.HasLength, e.MD.Type = rsync.Hash(ev.MD5, ev.SHA256), ev.Length, true, XMLType
 	}
 	e.Links = []rsync.Link{{Rel: "via", Href: via(ev.Identifier), Modified: ev.Datestamp}}
+	if p := profile(rs); p != "" && ev.Change != store.Deleted {
+		e.Links = append(e.Links, rsync.Link{Rel: "profile", Href: p})
+	}
 	if ev.Change != store.Deleted {
 		e.Links = append(e.Links, rsync.Link{Rel: "collection", Href: AggregationURL(rs.base, rs.Repo.Name, ev.Identifier)})
 	}
@@ -110,7 +125,7 @@ func ChangeEntryBound(cfg *config.Config) func(repo, prefix, id string) int64 {
 			rs := Set{Repo: repo, Prefix: p, Spec: store.AllSet, base: base}
 			ev := &store.SetEvent{Change: store.Updated, Time: widest(), Datestamp: widest(), Length: math.MaxInt64,
 				MD5: strings.Repeat("0", 32), SHA256: strings.Repeat("0", 64)}
-			fixed[[2]string{repo.Name, p}] = rsync.EntrySize(ChangeEntry(rs, GetRecordURL(cfg.PublicBaseURL(repo), p), ev))
+			fixed[[2]string{repo.Name, p}] = rsync.EntrySize(ChangeEntry(rs, GetRecordURL(cfg.PublicBaseURL(repo), UpstreamPrefix(repo, p)), ev))
 		}
 	}
 	return func(repo, prefix, id string) int64 {

@@ -145,7 +145,17 @@ func GetRecordURL(base, prefix string) func(id string) string {
 	return func(id string) string { return head + url.QueryEscape(id) }
 }
 
-// via is the upstream GetRecord URL builder of the set's format.
+// via is the upstream GetRecord URL builder of the set's format: of the
+// format it is converted from, for a derived one.
 func (s *Source) via(rs Set) func(string) string {
-	return GetRecordURL(s.cfg.PublicBaseURL(rs.Repo), rs.Prefix)
+	return GetRecordURL(s.cfg.PublicBaseURL(rs.Repo), UpstreamPrefix(rs.Repo, rs.Prefix))
+}
+
+// UpstreamPrefix is the format the repository serves a format's records
+// in: the format itself, or the one a derived format is converted from.
+func UpstreamPrefix(repo config.Repository, prefix string) string {
+	if from, ok := repo.DerivedFrom(prefix); ok {
+		return from
+	}
+	return prefix
 }
