@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rsbridge/rsbridge/bridge/crosswalk"
 	"github.com/rsbridge/rsbridge/bridge/source"
@@ -233,8 +236,13 @@ func (d *derivation) commit(ctx context.Context, ids []string) error {
 	var c Counts
 	in := d.h.ingest(batch, &c, d.conv.To, d.url)
 	err = d.h.db.View(ctx, func(snap *store.Snap) error {
-		for _, id := range ids {
-			if err := d.one(snap, in, id); err != nil {
+		items, err := d.load(snap, ids)
+		if err != nil {
+			return err
+		}
+		d.convert(items)
+		for i := range items {
+			if err := d.apply(snap, in, &items[i]); err != nil {
 				return err
 			}
 		}
@@ -257,32 +265,71 @@ func (d *derivation) commit(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// one converts the source's record id as the snapshot has it.
-func (d *derivation) one(snap *store.Snap, in *ingest, id string) error {
-	src, err := snap.Record(d.h.repo.Name, d.conv.From, id)
-	if err != nil || src == nil {
-		return err
-	}
-	hdr := oaipmh.Header{Identifier: id, Datestamp: src.Datestamp, DatestampRaw: src.DatestampRaw, SetSpecs: src.Sets}
-	var meta []byte
-	if !src.Deleted {
-		if meta, err = snap.Metadata(d.h.repo.Name, d.conv.From, id); err != nil {
-			return err
+// item is one record being derived: the source's state, and what the
+// conversion made of it.
+type item struct {
+	id      string
+	src     *store.Record // nil: never harvested
+	meta    []byte        // nil: deleted at the source
+	derived []byte
+	reasons []string
+}
+
+// load reads the source records of a batch.
+func (d *derivation) load(snap *store.Snap, ids []string) ([]item, error) {
+	items := make([]item, len(ids))
+	for i, id := range ids {
+		src, err := snap.Record(d.h.repo.Name, d.conv.From, id)
+		if err != nil {
+			return nil, err
+		}
+		items[i] = item{id: id, src: src}
+		if src != nil && !src.Deleted {
+			if items[i].meta, err = snap.Metadata(d.h.repo.Name, d.conv.From, id); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if meta == nil { // deleted at the source
+	return items, nil
+}
+
+// convert runs the conversion of a batch's live records on every core:
+// it is pure, and the bigger half of a derivation's time.
+func (d *derivation) convert(items []item) {
+	workers := min(runtime.GOMAXPROCS(0), len(items))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
+				if it := &items[i]; it.meta != nil {
+					it.derived, it.reasons = d.conv.Convert(it.meta, it.id)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// apply stores what became of one record: the derived record, its
+// deletion, or its quarantine.
+func (d *derivation) apply(snap *store.Snap, in *ingest, it *item) error {
+	if it.src == nil {
+		return nil
+	}
+	hdr := oaipmh.Header{Identifier: it.id, Datestamp: it.src.Datestamp, DatestampRaw: it.src.DatestampRaw, SetSpecs: it.src.Sets}
+	if it.meta == nil { // deleted at the source
 		hdr.Deleted = true
 		return in.record(&oaipmh.Record{Header: hdr})
 	}
-	derived, reasons := d.conv.Convert(meta, id)
-	quarantined, err := snap.IsQuarantined(d.h.repo.Name, d.conv.To, id)
+	quarantined, err := snap.IsQuarantined(d.h.repo.Name, d.conv.To, it.id)
 	if err != nil {
 		return err
 	}
-	if derived == nil {
+	if it.derived == nil {
 		// No longer derivable: a derived record goes (deleted), and the
 		// reasons wait in the derived format's quarantine.
-		old, err := in.batch.Get(id)
+		old, err := in.batch.Get(it.id)
 		if err != nil {
 			return err
 		}
@@ -293,13 +340,13 @@ func (d *derivation) one(snap *store.Snap, in *ingest, id string) error {
 				return err
 			}
 		}
-		why := fmt.Sprintf("cannot be derived in %s from %s (crosswalk %s): %s", d.conv.To, d.conv.From, d.conv.Version, strings.Join(reasons, ", "))
-		return in.quarantine(id, &oaipmh.RecordError{Identifier: source.Clip(id, 200), Reason: why})
+		why := fmt.Sprintf("cannot be derived in %s from %s (crosswalk %s): %s", d.conv.To, d.conv.From, d.conv.Version, strings.Join(it.reasons, ", "))
+		return in.quarantine(it.id, &oaipmh.RecordError{Identifier: source.Clip(it.id, 200), Reason: why})
 	}
 	if quarantined {
-		if err := in.batch.Release(id); err != nil {
+		if err := in.batch.Release(it.id); err != nil {
 			return err
 		}
 	}
-	return in.record(&oaipmh.Record{Header: hdr, Metadata: derived, MetadataNamespace: d.conv.Namespace})
+	return in.record(&oaipmh.Record{Header: hdr, Metadata: it.derived, MetadataNamespace: d.conv.Namespace})
 }
