@@ -3,6 +3,7 @@ package bridge
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/store"
 )
 
 // The admin API: present only when admin.token (or admin.token_file) is set,
@@ -50,6 +52,7 @@ func (s *Server) adminRoutes(r *mux.Router) {
 		{"/admin/repos/{repo}/reconcile", s.adminTrigger(harvest.KindReconcile), []string{http.MethodPost}},
 		{"/admin/repos/{repo}/cancel", s.adminCancel, []string{http.MethodPost}},
 		{"/admin/backup", s.adminBackup, []string{http.MethodGet}},
+		{"/admin/repos/{repo}/quality/{prefix}", s.adminQuality, get},
 	} {
 		r.Handle(route.path, s.requireToken(route.h)).Methods(route.methods...)
 	}
@@ -226,4 +229,37 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		msg += " (harvests stopped: the disk is nearly full; serving goes on)"
 	}
 	fmt.Fprintln(w, msg)
+}
+
+// adminQuality streams a format's record checks as JSON lines: first the
+// summary ({"quality": …}), then one line per record with findings
+// ({"identifier": …, "issues": ["level code", …]}), in identifier order,
+// from one snapshot.
+func (s *Server) adminQuality(w http.ResponseWriter, r *http.Request) {
+	v := vars(r)
+	if _, err := s.src.Format(v["repo"], v["prefix"]); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	err := s.db.View(r.Context(), func(snap *store.Snap) error {
+		q, err := snap.Quality(v["repo"], v["prefix"])
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		enc := json.NewEncoder(w)
+		if err := enc.Encode(map[string]store.Quality{"quality": q}); err != nil {
+			return err
+		}
+		return snap.QualityIssues(v["repo"], v["prefix"], "", func(id string, issues []store.QualityIssue) error {
+			qr := QualityRecord{Identifier: id}
+			for _, i := range issues {
+				qr.Issues = append(qr.Issues, i.Level+" "+i.Code)
+			}
+			return enc.Encode(qr)
+		})
+	})
+	if err != nil {
+		s.abort(r, err)
+	}
 }

@@ -58,6 +58,16 @@ func BenchmarkHarvestJunii2(b *testing.B) {
 				for _, r := range res[1:] {
 					b.Logf("%s: %d derived, %d quarantined", r.Prefix, r.Counts.Created, r.Counts.Quarantined)
 				}
+				db.View(context.Background(), func(snap *store.Snap) error {
+					for _, p := range cfg.Repositories[0].MetadataPrefixes {
+						q, err := snap.Quality("bench", p)
+						if err != nil {
+							return err
+						}
+						b.Logf("quality of %s: %d checked, records by level %v, by code %v", p, q.Checked, q.Records, q.Codes)
+					}
+					return nil
+				})
 				db.Close()
 			}
 			b.ReportMetric(float64(n*b.N)/total.Seconds(), "records/s")

@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,7 +52,9 @@ func TestDerivedFormatEndToEnd(t *testing.T) {
 	}
 	harvestNow()
 	src := source.New(cfg, db)
-	srv.Config.Handler = mustServer(t, cfg, db, ServerOptions{Source: src, Now: clk.Now}).Handler()
+	metrics := NewMetrics()
+	metrics.Watch(cfg, db, nil, nil)
+	srv.Config.Handler = mustServer(t, cfg, db, ServerOptions{Source: src, Now: clk.Now, Metrics: metrics}).Handler()
 	srv.Start()
 	defer srv.Close()
 
@@ -103,6 +106,47 @@ func TestDerivedFormatEndToEnd(t *testing.T) {
 	if !strings.Contains(links["via"], "metadataPrefix=junii2") || links["profile"] != "https://github.com/JPCOAR/schema/blob/master/2.0/" ||
 		!strings.Contains(links["alternate"], "/demo/junii2/resource/") {
 		t.Errorf("links of a derived record: %v", links)
+	}
+
+	// The record checks: on status.json and /metrics.
+	var st Status
+	resp, err = http.Get(srv.URL + "/status.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	formats := map[string]FormatReport{}
+	for _, fr := range st.Repositories[0].Formats {
+		formats[fr.Prefix] = fr
+	}
+	if q := formats["junii2"].Quality; q == nil || q.Checked != 150 || q.Codes["title-missing"] != 3 || len(q.Affected) == 0 {
+		t.Errorf("junii2 quality on status.json: %+v", q)
+	}
+	if fr := formats["jpcoar_2.0"]; fr.DerivedFrom != "junii2" || fr.Quality == nil || fr.Quarantined != 3 {
+		t.Errorf("jpcoar_2.0 on status.json: derived from %q, quality %+v, %d quarantined", fr.DerivedFrom, fr.Quality, fr.Quarantined)
+	}
+	resp, err = http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(m), `rsbridge_quality_code_records{code="title-missing",prefix="junii2",repo="demo"} 3`) {
+		t.Errorf("/metrics lacks the junii2 title-missing count")
+	}
+
+	resp, err = http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(home), "Record checks of <code>junii2</code>") || !strings.Contains(string(home), "(derived from <code>junii2</code>)") {
+		t.Errorf("the status page does not show the record checks")
 	}
 
 	// An upstream change reaches both formats.

@@ -268,10 +268,17 @@ type stateCollector struct {
 type stateDescs struct {
 	storeBytes, free, reserve, records, seq, running, runRecords *prometheus.Desc
 	subscribers, pending, delivered, failed, dropped, oldest     *prometheus.Desc
+	qualityRecords, qualityCodes                                 *prometheus.Desc
 }
 
 func newStateDescs() stateDescs {
 	return stateDescs{
+		// Per repository, format and level (3) or reason code (a few dozen
+		// the crosswalk defines, only those found): bounded.
+		qualityRecords: prometheus.NewDesc("rsbridge_quality_records",
+			"Live records with findings of IRDB's checks, by level (record-error, item-error, warning).", []string{"repo", "prefix", "level"}, nil),
+		qualityCodes: prometheus.NewDesc("rsbridge_quality_code_records",
+			"Live records with a finding of each reason code.", []string{"repo", "prefix", "code"}, nil),
 		storeBytes: prometheus.NewDesc("rsbridge_store_size_bytes",
 			"Size of the Badger store on disk, by part (lsm, vlog).", []string{"part"}, nil),
 		free: prometheus.NewDesc("rsbridge_disk_free_bytes",
@@ -304,7 +311,7 @@ func newStateDescs() stateDescs {
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.d
 	for _, d := range []*prometheus.Desc{d.storeBytes, d.free, d.reserve, d.records, d.seq, d.running, d.runRecords,
-		d.subscribers, d.pending, d.delivered, d.failed, d.dropped, d.oldest} {
+		d.subscribers, d.pending, d.delivered, d.failed, d.dropped, d.oldest, d.qualityRecords, d.qualityCodes} {
 		ch <- d
 	}
 }
@@ -330,6 +337,18 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(d.records, prometheus.GaugeValue, float64(ctr.Live), repo.Name, p, "live")
 				ch <- prometheus.MustNewConstMetric(d.records, prometheus.GaugeValue, float64(ctr.Deleted), repo.Name, p, "deleted")
 				ch <- prometheus.MustNewConstMetric(d.seq, prometheus.GaugeValue, float64(ctr.Seq), repo.Name, p)
+				q, err := s.Quality(repo.Name, p)
+				if err != nil {
+					return err
+				}
+				if q.Version != "" {
+					for _, level := range []string{"record-error", "item-error", "warning"} {
+						ch <- prometheus.MustNewConstMetric(d.qualityRecords, prometheus.GaugeValue, float64(q.Records[level]), repo.Name, p, level)
+					}
+					for code, n := range q.Codes {
+						ch <- prometheus.MustNewConstMetric(d.qualityCodes, prometheus.GaugeValue, float64(n), repo.Name, p, code)
+					}
+				}
 			}
 		}
 		return nil

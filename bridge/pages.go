@@ -39,7 +39,7 @@ func parsePages() *template.Template {
 <p>OAI-PMH repositories published as ResourceSync 1.1 sources.
 Destinations start at the <a href="{{.Status.SourceDescription}}">Source Description</a> (<code>/.well-known/resourcesync</code>).
 Machine-readable status: <a href="status.json">status.json</a>.</p>
-{{range .Repos}}<h2>{{.Name}}{{if .RepositoryName}}: {{.RepositoryName}}{{end}}</h2>
+{{range $r := .Repos}}<h2>{{.Name}}{{if .RepositoryName}}: {{.RepositoryName}}{{end}}</h2>
 <p>OAI-PMH endpoint <code>{{.BaseURL}}</code>; deletedRecord <code>{{or .DeletedRecord "?"}}</code>, granularity <code>{{or .Granularity "?"}}</code>.</p>
 <table>
 <tr><th>now</th><td>{{with .Running}}<b>{{.Kind}} running</b> since {{time .Started}}{{if .Prefix}}, <code>{{.Prefix}}</code>{{end}}: {{num .Records}} records{{if ge .Total 0}} of {{num .Total}} ({{percent .Records .Total}}){{end}}, {{num .Pages}} pages, {{printf "%.0f" .Rate}} records/s{{if .ETA}}, about {{dur .ETA}} left{{end}}{{else}}idle{{end}}</td></tr>
@@ -54,6 +54,10 @@ Machine-readable status: <a href="status.json">status.json</a>.</p>
 <td>{{template "chart" .Chart}}</td>
 <td>{{range .Sets}}<a href="{{.CapabilityList}}">{{.Label}}</a> (<a href="{{.About}}">about</a>)<br>{{end}}{{if .MoreSets}}and {{num .MoreSets}} more sets: every one is in the <a href="{{$.Status.SourceDescription}}">Source Description</a>{{end}}</td></tr>
 {{end}}</table>
+{{range $f := .Formats}}{{with $f.Quality}}<p>Record checks of <code>{{$f.Prefix}}</code>{{if $f.DerivedFrom}} (derived from <code>{{$f.DerivedFrom}}</code>){{end}}, as IRDB checks them:
+{{num .Checked}} records; {{num (index .Records "record-error")}} with record errors, {{num (index .Records "item-error")}} with item errors, {{num (index .Records "warning")}} with warnings{{if .Codes}} ({{range $c, $n := .Codes}}<code>{{$c}}</code> {{num $n}}; {{end}}){{end}}.
+Every record: <code>rsbridge check-records -repo {{$r.Name}} -format {{$f.Prefix}}</code>.</p>
+{{end}}{{end}}
 {{range .Formats}}{{if .Held}}<p>Quarantined <code>{{.Prefix}}</code> records (skipped, fetched again by every harvest){{if gt .Quarantined (len .Held)}}, the first {{len .Held}} of {{.Quarantined}}{{end}}:</p>
 <table><tr><th>identifier</th><th>reason</th><th>since</th><th>times</th></tr>
 {{range .Held}}<tr><td><code>{{.Identifier}}</code></td><td>{{.Reason}}</td><td>{{time .First}}</td><td>{{.Times}}</td></tr>

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -91,7 +92,59 @@ type FormatReport struct {
 	// (nil when no list is in progress).
 	Resume       *ListResume      `json:"resume,omitempty"`
 	EventsPerDay []store.DayCount `json:"events_per_day"` // the last chartDays days, oldest first
+	// DerivedFrom is the format a derived one is converted from (config
+	// derive); "" for a harvested format.
+	DerivedFrom string `json:"derived_from,omitempty"`
+	// Quality is what IRDB's checks find in the format's records (nil:
+	// the format has no checks).
+	Quality *QualityReport `json:"quality,omitempty"`
 }
+
+// QualityReport sums a format's record checks: the live records checked,
+// the records with findings of each level (record-error, item-error,
+// warning) and with each code, and the first records with findings (all
+// of them: rsbridge check-records, or the admin API's /admin/quality).
+type QualityReport struct {
+	Checked  int64            `json:"checked"`
+	Records  map[string]int64 `json:"records"`
+	Codes    map[string]int64 `json:"codes"`
+	Affected []QualityRecord  `json:"affected,omitempty"`
+}
+
+// QualityRecord is one record's findings, "level code" each.
+type QualityRecord struct {
+	Identifier string   `json:"identifier"`
+	Issues     []string `json:"issues"`
+}
+
+// qualityShown is how many records with findings status.json lists.
+const qualityShown = 20
+
+// qualityReport reads a format's quality, nil when it is never checked.
+func qualityReport(snap *store.Snap, repo, prefix string) (*QualityReport, error) {
+	q, err := snap.Quality(repo, prefix)
+	if err != nil || q.Version == "" {
+		return nil, err
+	}
+	r := &QualityReport{Checked: q.Checked, Records: q.Records, Codes: q.Codes}
+	err = snap.QualityIssues(repo, prefix, "", func(id string, issues []store.QualityIssue) error {
+		if len(r.Affected) == qualityShown {
+			return errQualityShown
+		}
+		qr := QualityRecord{Identifier: id}
+		for _, i := range issues {
+			qr.Issues = append(qr.Issues, i.Level+" "+i.Code)
+		}
+		r.Affected = append(r.Affected, qr)
+		return nil
+	})
+	if errors.Is(err, errQualityShown) {
+		err = nil
+	}
+	return r, err
+}
+
+var errQualityShown = errors.New("enough records shown")
 
 // ListResume is the first page of an interrupted list not yet committed.
 type ListResume struct {
@@ -241,6 +294,10 @@ func formatStatus(snap *store.Snap, repo, prefix string, sets int, now time.Time
 	}
 	if cp.InProgress && cp.Token != "" {
 		fr.Resume = &ListResume{Page: cp.SeqPages + 1, Records: cp.SeqRecords}
+	}
+	fr.DerivedFrom = cp.DerivedFrom
+	if fr.Quality, err = qualityReport(snap, repo, prefix); err != nil {
+		return FormatReport{}, err
 	}
 	return fr, nil
 }

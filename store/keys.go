@@ -27,6 +27,7 @@ import (
 //	v/, V/                    kept versions (versions.go); R/, Q/, G/ dumps (dumps.go)
 //	z/                        quarantine (quarantine.go); hub state in websub.go
 //	X/                        static export state (export.go)
+//	u/, U/                    record quality: issues and summary (quality.go)
 const sep = "\x00"
 
 func key(table byte, parts ...string) []byte {

@@ -136,34 +136,7 @@ type derivation struct {
 // to head, deriveBatch events a transaction.
 func (d *derivation) events(ctx context.Context, head uint64) error {
 	for d.cp.DerivedSeq < head {
-		var ids []string
-		seen := map[string]bool{}
-		last := d.cp.DerivedSeq
-		err := d.h.db.View(ctx, func(snap *store.Snap) error {
-			first := true
-			err := snap.Events(d.h.repo.Name, d.conv.From, d.cp.DerivedSeq, func(ev *store.Event) error {
-				if first && ev.Seq != d.cp.DerivedSeq+1 {
-					return errGap
-				}
-				first = false
-				if ev.Seq > head || len(ids) == deriveBatch {
-					return errStop
-				}
-				last = ev.Seq
-				if !seen[ev.Identifier] {
-					seen[ev.Identifier] = true
-					ids = append(ids, ev.Identifier)
-				}
-				return nil
-			})
-			if first && err == nil {
-				return errGap // the counter is ahead, but no event is left
-			}
-			if errors.Is(err, errStop) {
-				err = nil
-			}
-			return err
-		})
+		ids, last, err := d.nextEvents(ctx, head)
 		if err != nil {
 			return err
 		}
@@ -173,6 +146,40 @@ func (d *derivation) events(ctx context.Context, head uint64) error {
 		}
 	}
 	return nil
+}
+
+// nextEvents reads the next deriveBatch events of the source after the
+// cursor (up to head): the identifiers they name, once each, and the last
+// event's sequence number. errGap: events after the cursor were pruned.
+func (d *derivation) nextEvents(ctx context.Context, head uint64) (ids []string, last uint64, err error) {
+	seen := map[string]bool{}
+	last = d.cp.DerivedSeq
+	err = d.h.db.View(ctx, func(snap *store.Snap) error {
+		first := true
+		err := snap.Events(d.h.repo.Name, d.conv.From, d.cp.DerivedSeq, func(ev *store.Event) error {
+			if first && ev.Seq != d.cp.DerivedSeq+1 {
+				return errGap
+			}
+			first = false
+			if ev.Seq > head || len(ids) == deriveBatch {
+				return errStop
+			}
+			last = ev.Seq
+			if !seen[ev.Identifier] {
+				seen[ev.Identifier] = true
+				ids = append(ids, ev.Identifier)
+			}
+			return nil
+		})
+		if first && err == nil {
+			return errGap // the counter is ahead, but no event is left
+		}
+		if errors.Is(err, errStop) {
+			err = nil
+		}
+		return err
+	})
+	return ids, last, err
 }
 
 var errStop = errors.New("stop")

@@ -58,6 +58,7 @@ type Harvester struct {
 	host     string
 	locBase  map[string]int        // per prefix: the length of the record URLs rsbridge serves, less the identifier
 	convs    map[string]Conversion // by derived format
+	checks   map[string]Check      // by format
 
 	busy chan struct{} // holds a token while a harvest or reconciliation runs
 	act  activity
@@ -102,6 +103,9 @@ type Options struct {
 	// nil: Conversions()); a repository that derives one none provides
 	// fails to start.
 	Conversions []Conversion
+	// Checks check the records of the formats they name (check.go; nil:
+	// Checks(); empty: none).
+	Checks map[string]Check
 }
 
 // UserAgent names rsbridge and, when configured, the operator's contact.
@@ -167,6 +171,9 @@ func New(cfg *config.Config, repo config.Repository, db *store.DB, o Options) (*
 	if o.Conversions == nil {
 		o.Conversions = Conversions()
 	}
+	if o.Checks == nil {
+		o.Checks = Checks()
+	}
 	for _, c := range o.Conversions {
 		convs[c.To] = c
 	}
@@ -176,7 +183,7 @@ func New(cfg *config.Config, repo config.Repository, db *store.DB, o Options) (*
 		}
 	}
 	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, obs: o.Observer, pacer: o.Pacer, host: host,
-		locBase: locBase, convs: convs, busy: make(chan struct{}, 1)}, nil
+		locBase: locBase, convs: convs, checks: o.Checks, busy: make(chan struct{}, 1)}, nil
 }
 
 // HarvestOptions select what one run does.
@@ -238,8 +245,9 @@ func (h *Harvester) harvest(ctx context.Context, kind string, opts HarvestOption
 	return results, err
 }
 
-// deriveAfter derives the derived formats after a run's passes (unless
-// the run is being stopped), adding their results and failures.
+// deriveAfter derives the derived formats after a run's passes, then
+// checks the records that changed (unless the run is being stopped),
+// adding their results and failures.
 func (h *Harvester) deriveAfter(ctx context.Context, results []Result, err error) ([]Result, error) {
 	if ctx.Err() != nil {
 		return results, err
@@ -248,6 +256,9 @@ func (h *Harvester) deriveAfter(ctx context.Context, results []Result, err error
 	for _, r := range h.derive(ctx) {
 		results = append(results, r)
 		errs = append(errs, r.Err)
+	}
+	if ctx.Err() == nil {
+		errs = append(errs, h.checkAll(ctx))
 	}
 	return results, errors.Join(errs...)
 }

@@ -28,6 +28,7 @@ Usage:
   rsbridge restore       -config FILE -i FILE                restore a backup into an empty data_dir
   rsbridge check-config  -config FILE                        validate a configuration
   rsbridge healthcheck   [-url URL | -config FILE]           probe /healthz (exit 0 when healthy)
+  rsbridge check-records -config FILE -repo NAME [-format F] what IRDB's checks find in the stored records
   rsbridge export        -config FILE [-target T] [-every D] write the source as static files: a directory or s3://bucket
   rsbridge mirror        -dir DIR [-once] [-delete] URL      keep a copy of any ResourceSync source (a destination)
   rsbridge demo          [-records N] [-data DIR] [-listen ADDR] [-base-url URL]
@@ -78,6 +79,8 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, hup <
 		err = cmdCheckConfig(args[1:], stdout, stderr)
 	case "healthcheck":
 		err = cmdHealthcheck(ctx, args[1:], stdout, stderr)
+	case "check-records":
+		err = cmdCheckRecords(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(ctx, args[1:], stdout, stderr)
 	case "mirror":
