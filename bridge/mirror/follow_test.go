@@ -175,15 +175,22 @@ func TestFollowClosesNotificationGaps(t *testing.T) {
 		defer hub.mu.Unlock()
 		return hub.callback != ""
 	})
+	// Once subscribed, the follower pulls once more (changes between its
+	// first run and the subscription): wait for that pull, or it could
+	// pick up the changes below.
+	index, _ := url.Parse(s.src.All(s.cfg.Repositories[0], "oai_dc").ChangeListIndex())
+	waitFor(t, "the follower did not pull after subscribing", 10*time.Second, func() bool { return s.getsOf(index.Path) >= 2 })
 	// Changes the hub never notifies (the embedded notifier posts to the
-	// fake hub, which drops them).
-	at := s.clk.Add(time.Minute)
+	// fake hub, which drops them). The clock moves by seconds only: a
+	// minute would make the follower renew its subscription (no
+	// verification within a minute), and a renewal pulls the changes.
+	at := s.clk.Add(time.Second)
 	for i := range 5 {
 		s.up.Update(i, at)
 	}
 	s.clk.Add(time.Second)
 	s.harvest()
-	later := s.clk.Add(time.Minute).UTC().Format(time.RFC3339)
+	later := s.clk.Add(time.Second).UTC().Format(time.RFC3339)
 	empty := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">` +
 		`<rs:md capability="change-notification" from="` + later + `" until="` + later + `"/></urlset>`
 	if code := hub.post(empty, "not the secret"); code/100 != 2 {
