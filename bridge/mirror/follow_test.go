@@ -181,9 +181,8 @@ func TestFollowClosesNotificationGaps(t *testing.T) {
 	index, _ := url.Parse(s.src.All(s.cfg.Repositories[0], "oai_dc").ChangeListIndex())
 	waitFor(t, "the follower did not pull after subscribing", 10*time.Second, func() bool { return s.getsOf(index.Path) >= 2 })
 	// Changes the hub never notifies (the embedded notifier posts to the
-	// fake hub, which drops them). The clock moves by seconds only: a
-	// minute would make the follower renew its subscription (no
-	// verification within a minute), and a renewal pulls the changes.
+	// fake hub, which drops them). The clock moves by seconds only, well
+	// inside the follower's one-minute renewal horizon.
 	at := s.clk.Add(time.Second)
 	for i := range 5 {
 		s.up.Update(i, at)
