@@ -145,7 +145,8 @@ func TestDerivedFormatEndToEnd(t *testing.T) {
 	}
 	home, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(home), "Record checks of <code>junii2</code>") || !strings.Contains(string(home), "(derived from <code>junii2</code>)") {
+	if !strings.Contains(string(home), "Record checks of <code>junii2</code>") || !strings.Contains(string(home), "(derived from <code>junii2</code>)") ||
+		!strings.Contains(string(home), "not derived from <code>junii2</code>") {
 		t.Errorf("the status page does not show the record checks")
 	}
 

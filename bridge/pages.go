@@ -58,7 +58,7 @@ Machine-readable status: <a href="status.json">status.json</a>.</p>
 {{num .Checked}} records; {{num (index .Records "record-error")}} with record errors, {{num (index .Records "item-error")}} with item errors, {{num (index .Records "warning")}} with warnings{{if .Codes}} ({{range $c, $n := .Codes}}<code>{{$c}}</code> {{num $n}}; {{end}}){{end}}.
 Every record: <code>rsbridge check-records -repo {{$r.Name}} -format {{$f.Prefix}}</code>.</p>
 {{end}}{{end}}
-{{range .Formats}}{{if .Held}}<p>Quarantined <code>{{.Prefix}}</code> records (skipped, fetched again by every harvest){{if gt .Quarantined (len .Held)}}, the first {{len .Held}} of {{.Quarantined}}{{end}}:</p>
+{{range .Formats}}{{if .Held}}<p>Quarantined <code>{{.Prefix}}</code> records ({{if .DerivedFrom}}not derived from <code>{{.DerivedFrom}}</code>; converted again when the record or the crosswalk changes{{else}}skipped, fetched again by every harvest{{end}}){{if gt .Quarantined (len .Held)}}, the first {{len .Held}} of {{.Quarantined}}{{end}}:</p>
 <table><tr><th>identifier</th><th>reason</th><th>since</th><th>times</th></tr>
 {{range .Held}}<tr><td><code>{{.Identifier}}</code></td><td>{{.Reason}}</td><td>{{time .First}}</td><td>{{.Times}}</td></tr>
 {{end}}</table>{{end}}{{end}}

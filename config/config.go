@@ -96,6 +96,7 @@ type Config struct {
 	Status       Status       `yaml:"status"`
 	Debug        Debug        `yaml:"debug"`
 	Export       Export       `yaml:"export"`
+	Crosswalk    Crosswalk    `yaml:"crosswalk"`
 	// Defaults holds harvest settings inherited by every repository
 	// unless the repository overrides them.
 	Defaults     Harvest      `yaml:"defaults"`
@@ -204,6 +205,34 @@ type Export struct {
 	// MaxAge is the Cache-Control max-age of objects that change.
 	MaxAge time.Duration `yaml:"max_age"`
 }
+
+// Crosswalk sets the junii2 → JPCOAR 2.0 conversion of derive (the
+// decisions GW-J2J-02..17 of shared/spec/junii2-jpcoar.md leave to the
+// operator). Changing any of them converts every stored record again.
+type Crosswalk struct {
+	// StrictDialect refuses junii2 records in a legacy dialect (root meta,
+	// another namespace) instead of converting them with a warning.
+	StrictDialect bool `yaml:"strict_dialect"`
+	// IRDBStrict refuses what IRDB itself would reject (its JaLC and ETD
+	// conditions, a missing URI) instead of converting it with a warning.
+	IRDBStrict bool `yaml:"irdb_strict"`
+	// StrictXLSXTitles keeps every junii2 alternative a dcterms:alternative,
+	// as the JPCOAR mapping sheet says, instead of promoting a title in
+	// another language to dc:title.
+	StrictXLSXTitles bool `yaml:"strict_xlsx_titles"`
+	// DescriptionAsAbstract types junii2 description as an Abstract.
+	DescriptionAsAbstract bool `yaml:"description_as_abstract"`
+	// DeriveOpenAccess says open access when a record has a full text and a
+	// textversion of author, publisher or ETD (junii2 also lists restricted
+	// files, so it is off).
+	DeriveOpenAccess bool `yaml:"derive_open_access"`
+	// LangGuessLatin gives Latin-script text without a lang xml:lang="en"
+	// (nil: true); false gives it none.
+	LangGuessLatin *bool `yaml:"lang_guess_latin"`
+}
+
+// GuessLatin reports whether Latin-script text is taken for English.
+func (c Crosswalk) GuessLatin() bool { return c.LangGuessLatin == nil || *c.LangGuessLatin }
 
 // On reports whether an export target is configured.
 func (e Export) On() bool { return e.Target != "" }

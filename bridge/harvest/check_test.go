@@ -2,6 +2,7 @@ package harvest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func (f *deriveFixture) quality(prefix string) (store.Quality, map[string][]stor
 // clears its findings; a deleted record's findings go.
 func TestQualityChecks(t *testing.T) {
 	f := newDeriveFixture(t, 200)
-	conv := Conversions()[0]
+	conv := Conversions(f.cfg.Crosswalk)[0]
 	f.harvest(conv)
 	q, issues := f.quality("junii2")
 	t.Logf("junii2 quality: %+v", q)
@@ -58,5 +59,26 @@ func TestQualityChecks(t *testing.T) {
 	q2, issues := f.quality("junii2")
 	if _, ok := issues[title]; ok || q2.Codes["title-missing"] != 3 || q2.Checked != 199 {
 		t.Errorf("after deleting item 29: %+v, its issues %v", q2, issues[title])
+	}
+}
+
+// TestCrosswalkOptionsReDerive: changing a crosswalk option (here
+// description_as_abstract) converts every stored record again without
+// harvesting, and every record whose bytes change is updated.
+func TestCrosswalkOptionsReDerive(t *testing.T) {
+	f := newDeriveFixture(t, 60)
+	first := derived(t, f.harvest(Conversions(f.cfg.Crosswalk)[0]))
+	f.cfg.Crosswalk.DescriptionAsAbstract = true
+	conv := Conversions(f.cfg.Crosswalk)[0]
+	again := derived(t, f.harvest(conv))
+	if again.Updated != first.Created || again.Created+again.Deleted != 0 {
+		t.Errorf("after description_as_abstract: %+v (first harvest created %d)", again, first.Created)
+	}
+	live, _, _ := f.state(0)
+	for id, b := range live {
+		if !strings.Contains(b, `descriptionType="Abstract"`) {
+			t.Errorf("%s was not derived again: %.200s", id, b)
+			break
+		}
 	}
 }

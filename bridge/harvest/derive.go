@@ -41,13 +41,17 @@ type Conversion struct {
 }
 
 // Conversions are the conversions rsbridge has (config.Derivable lists
-// the same pairs): junii2 → JPCOAR 2.0 by bridge/crosswalk. The
-// crosswalk's warnings are not kept here: the quality report does.
-func Conversions() []Conversion {
+// the same pairs): junii2 → JPCOAR 2.0 by bridge/crosswalk, set as the
+// crosswalk: block says. Its version is the crosswalk's fingerprint (its
+// version and the options that change output). The crosswalk's warnings
+// are not kept here: the record checks find what matters of them.
+func Conversions(c config.Crosswalk) []Conversion {
+	opts := crosswalk.Options{StrictDialect: c.StrictDialect, IRDBStrict: c.IRDBStrict, StrictXLSXTitles: c.StrictXLSXTitles,
+		DescriptionAsAbstract: c.DescriptionAsAbstract, DeriveOpenAccess: c.DeriveOpenAccess, NoLatinGuess: !c.GuessLatin()}
 	return []Conversion{{
-		From: "junii2", To: "jpcoar_2.0", Version: crosswalk.Options{}.Fingerprint(), Namespace: config.DerivedProfile("jpcoar_2.0"),
+		From: "junii2", To: "jpcoar_2.0", Version: opts.Fingerprint(), Namespace: config.DerivedProfile("jpcoar_2.0"),
 		Convert: func(metadata []byte, _ string) ([]byte, []string) {
-			res, err := crosswalk.Junii2ToJPCOAR2(metadata)
+			res, err := opts.Junii2ToJPCOAR2(metadata)
 			if err != nil {
 				return nil, []string{"crosswalk failure: " + err.Error()}
 			}

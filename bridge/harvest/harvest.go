@@ -100,7 +100,7 @@ type Options struct {
 	// (nil: never).
 	Pacer *Pacer
 	// Conversions derive the formats config derive asks for (derive.go;
-	// nil: Conversions()); a repository that derives one none provides
+	// nil: Conversions(cfg.Crosswalk)); a repository that derives one none provides
 	// fails to start.
 	Conversions []Conversion
 	// Checks check the records of the formats they name (check.go; nil:
@@ -169,7 +169,7 @@ func New(cfg *config.Config, repo config.Repository, db *store.DB, o Options) (*
 	}
 	convs := map[string]Conversion{}
 	if o.Conversions == nil {
-		o.Conversions = Conversions()
+		o.Conversions = Conversions(cfg.Crosswalk)
 	}
 	if o.Checks == nil {
 		o.Checks = Checks()
