@@ -119,6 +119,10 @@ func (m *Mirror) followLoop(ctx context.Context, start string, o FollowOptions, 
 		case <-tick.C:
 			m.noteRun(m.Run(ctx, start))
 		case ev := <-events:
+			if ev.pull { // a run like the scheduled ones
+				m.noteRun(m.Run(ctx, start))
+				continue
+			}
 			if err := m.apply(ctx, start, ev); err != nil && ctx.Err() == nil {
 				m.log.Error("notification not applied; the next run catches up", "err", err)
 			}
@@ -139,6 +143,7 @@ func (m *Mirror) CallbackURL() string {
 func (m *Mirror) noteRun(err error) {
 	m.mu.Lock()
 	m.lastRun, m.lastErr = m.now().UTC(), ""
+	m.runs++
 	if err != nil {
 		m.lastErr = err.Error()
 	}
@@ -372,6 +377,7 @@ func validSignature(header, secret string, body []byte) bool {
 // Status is what a following mirror reports at /status.
 type Status struct {
 	Counts        Counts               `json:"counts"`
+	Runs          int                  `json:"runs"` // whole runs since start: the first, the scheduled ones, the pull after subscribing
 	LastRun       time.Time            `json:"last_run,omitzero"`
 	LastError     string               `json:"last_error,omitempty"`
 	Subscriptions []SubscriptionStatus `json:"subscriptions"`
@@ -387,7 +393,7 @@ type SubscriptionStatus struct {
 
 func (m *Mirror) serveStatus(w http.ResponseWriter, subs map[string]*subscription) {
 	m.mu.Lock()
-	st := Status{Counts: m.counts, LastRun: m.lastRun, LastError: m.lastErr}
+	st := Status{Counts: m.counts, Runs: m.runs, LastRun: m.lastRun, LastError: m.lastErr}
 	m.mu.Unlock()
 	for _, sub := range subs {
 		sub.mu.Lock()

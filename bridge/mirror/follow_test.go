@@ -176,10 +176,17 @@ func TestFollowClosesNotificationGaps(t *testing.T) {
 		return hub.callback != ""
 	})
 	// Once subscribed, the follower pulls once more (changes between its
-	// first run and the subscription): wait for that pull, or it could
-	// pick up the changes below.
-	index, _ := url.Parse(s.src.All(s.cfg.Repositories[0], "oai_dc").ChangeListIndex())
-	waitFor(t, "the follower did not pull after subscribing", 10*time.Second, func() bool { return s.getsOf(index.Path) >= 2 })
+	// first run and the subscription): wait until that run has ended, or
+	// it could pick up the changes below.
+	waitFor(t, "the follower did not pull after subscribing", 10*time.Second, func() bool {
+		resp, err := http.Get(m.CallbackURL() + "/status")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var st Status
+		return json.NewDecoder(resp.Body).Decode(&st) == nil && st.Runs >= 2
+	})
 	// Changes the hub never notifies (the embedded notifier posts to the
 	// fake hub, which drops them). The clock moves by seconds only, well
 	// inside the follower's one-minute renewal horizon.

@@ -92,6 +92,7 @@ type Mirror struct {
 	counts   Counts
 	quirks   map[string]bool
 	lastRun  time.Time // the last run's end, in follow mode
+	runs     int       // whole runs ended, in follow mode
 	lastErr  string
 	callback string // the callback server's URL, in follow mode
 }
