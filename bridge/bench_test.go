@@ -187,23 +187,32 @@ func BenchmarkHarvestSlowUpstream(b *testing.B) {
 	for b.Loop() {
 		bare := page()
 
-		db, err := store.Open(store.Options{Dir: b.TempDir(), SyncInterval: time.Second, ChangeListLimit: 50000, ChangeListPeriod: 24 * time.Hour})
-		if err != nil {
-			b.Fatal(err)
-		}
-		h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		res, err := h.Harvest(context.Background(), harvest.HarvestOptions{})
-		harvest := time.Since(start)
+		db, _, harvest := timedHarvest(b, cfg, n)
 		db.Close()
-		if err != nil || res[0].Counts.Records != n {
-			b.Fatalf("%v %+v", err, res)
-		}
 		b.ReportMetric(bare.Seconds(), "bare-paging-s")
 		b.ReportMetric(harvest.Seconds(), "harvest-s")
 		b.ReportMetric(harvest.Seconds()/bare.Seconds(), "ratio")
 	}
+}
+
+// timedHarvest harvests the configuration's first repository into a new
+// on-disk store with group commit, checks it read n records, and returns
+// the store (open), the results and the harvest's wall time.
+func timedHarvest(b *testing.B, cfg *config.Config, n int64) (*store.DB, []harvest.Result, time.Duration) {
+	b.Helper()
+	db, err := store.Open(store.Options{Dir: b.TempDir(), SyncInterval: time.Second, ChangeListLimit: 50000, ChangeListPeriod: 24 * time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	res, err := h.Harvest(context.Background(), harvest.HarvestOptions{})
+	took := time.Since(start)
+	if err != nil || res[0].Counts.Records != n {
+		b.Fatalf("%v %+v", err, res)
+	}
+	return db, res, took
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rsbridge/rsbridge/bridge/crosswalk"
 	"github.com/rsbridge/rsbridge/bridge/dumps"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/bridge/source"
@@ -67,6 +68,18 @@ func TestChurn(t *testing.T) {
 	runChurn(t, churnParams{dur: dur, seed: seed, period: 300 * time.Millisecond, pageLimit: 40, listLimit: 30, records: 200})
 }
 
+// TestChurnDerived is TestChurn for a junii2 repository with jpcoar_2.0
+// derived: destinations follow the derived sets while harvests and
+// derivations run, and end equal to the upstream converted.
+func TestChurnDerived(t *testing.T) {
+	seed := *churnSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -run ChurnDerived -churn.seed %d)", seed, seed)
+	runChurn(t, churnParams{dur: 3 * time.Second, seed: seed, period: 300 * time.Millisecond, pageLimit: 40, listLimit: 30, records: 200, derive: true})
+}
+
 type churnParams struct {
 	dur       time.Duration
 	seed      uint64
@@ -74,6 +87,9 @@ type churnParams struct {
 	pageLimit int
 	listLimit int
 	records   int
+	// derive harvests junii2 and derives jpcoar_2.0 from it: destinations
+	// follow both formats while harvests and derivations run.
+	derive bool
 }
 
 // lockedRand is a seeded source shared by goroutines.
@@ -124,7 +140,11 @@ func (s *slowUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func runChurn(t *testing.T, p churnParams) {
 	rnd := &lockedRand{r: rand.New(rand.NewPCG(p.seed, p.seed^0x9e3779b97f4a7c15))}
-	up := oaiserver.New(oaiserver.Options{Records: p.records, PageSize: 20, SetCount: 3, RecordBytes: 256,
+	formats, derive := []string{"oai_dc"}, ""
+	if p.derive {
+		formats, derive = []string{"junii2"}, "    derive: {jpcoar_2.0: junii2}\n"
+	}
+	up := oaiserver.New(oaiserver.Options{Records: p.records, PageSize: 20, SetCount: 3, RecordBytes: 256, Prefixes: formats,
 		Start: time.Now().Add(-48 * time.Hour).Truncate(time.Second), Step: time.Second})
 	upSrv := httptest.NewServer(&slowUpstream{h: up, rnd: rnd})
 	defer upSrv.Close()
@@ -137,8 +157,8 @@ func runChurn(t *testing.T, p churnParams) {
 		h.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	y := fmt.Sprintf("base_url: %s\ndata_dir: %s\ndefaults:\n  delay: 0s\nresourcesync:\n  page_limit: %d\n  changelist_period: 1m\n  dump_sets: all-records\n  dump_interval: 1h\nrepositories:\n  - name: demo\n    base_url: %s/oai\n    metadata_prefixes: [oai_dc]\n",
-		srv.URL, t.TempDir(), p.pageLimit, upSrv.URL)
+	y := fmt.Sprintf("base_url: %s\ndata_dir: %s\ndefaults:\n  delay: 0s\nresourcesync:\n  page_limit: %d\n  changelist_period: 1m\n  dump_sets: all-records\n  dump_interval: 1h\nrepositories:\n  - name: demo\n    base_url: %s/oai\n    metadata_prefixes: [%s]\n%s",
+		srv.URL, t.TempDir(), p.pageLimit, upSrv.URL, formats[0], derive)
 	cfg, err := config.Parse(strings.NewReader(y))
 	if err == nil {
 		err = cfg.Validate()
@@ -288,28 +308,39 @@ func runChurn(t *testing.T, p churnParams) {
 	finish()
 	running.Wait()
 
-	truth := func(set string) map[string]string {
+	// truth is what the upstream says a set of a format holds: its live
+	// records' MD5s (derived records: their conversion's).
+	truth := func(prefix, set string) map[string]string {
 		out := map[string]string{}
 		for i := 0; i < up.Len(); i++ {
-			it, ok := up.Item(i, "oai_dc")
+			it, ok := up.Item(i, formats[0])
 			if !ok || it.Deleted {
 				continue
 			}
 			if set != store.AllSet && !slices.Contains(store.ExpandSets(it.Sets), set) {
 				continue
 			}
-			sum := md5.Sum(it.Metadata)
-			out[source.ResourceURL(srv.URL, "demo", "oai_dc", it.Identifier)] = hex.EncodeToString(sum[:])
+			meta := it.Metadata
+			if prefix != formats[0] {
+				res, err := crosswalk.Junii2ToJPCOAR2(meta)
+				if err != nil || res.Record == nil {
+					continue // not derivable: not published in the derived format
+				}
+				meta = res.Record
+			}
+			sum := md5.Sum(meta)
+			out[source.ResourceURL(srv.URL, "demo", prefix, it.Identifier)] = hex.EncodeToString(sum[:])
 		}
 		return out
 	}
-	setOf := func(capURL string) string {
-		rest := strings.TrimSuffix(strings.TrimPrefix(capURL, srv.URL+"/demo/oai_dc/"), "/capabilitylist.xml")
+	// setOf is the format and set a Capability List is of.
+	setOf := func(capURL string) (string, string) {
+		prefix, rest, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(capURL, srv.URL+"/demo/"), "/capabilitylist.xml"), "/")
 		if rest == "all" {
-			return store.AllSet
+			return prefix, store.AllSet
 		}
 		s, _ := strings.CutPrefix(rest, "set/")
-		return strings.ReplaceAll(s, "%3A", ":")
+		return prefix, strings.ReplaceAll(s, "%3A", ":")
 	}
 	for _, f := range followers {
 		if f.err != nil {
@@ -317,6 +348,9 @@ func runChurn(t *testing.T, p churnParams) {
 			continue
 		}
 		want := truth(setOf(f.capURL))
+		if len(want) == 0 && strings.HasSuffix(f.capURL, "/all/capabilitylist.xml") {
+			t.Errorf("%s: the upstream has no record for it", f.capURL)
+		}
 		fresh, _, err := readResourceList(context.Background(), f.hc, f.rl, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -331,8 +365,8 @@ func runChurn(t *testing.T, p churnParams) {
 
 	// The dump destinations can finish only when the last change is in a
 	// closed list with a package: wait for that.
-	want := truth(store.AllSet)
 	for _, df := range dumpFollowers {
+		want := truth(setOf(df.capURL))
 		if df.err != nil {
 			t.Errorf("dump destination (baseline at %s): %v", df.at.Format(time.RFC3339Nano), df.err)
 			continue
@@ -384,7 +418,7 @@ func runChurn(t *testing.T, p churnParams) {
 	collect(srv.URL+"/.well-known/resourcesync", 0)
 	validateDocs(t, docs)
 	if !t.Failed() {
-		t.Logf("churn: %d destinations and %d dump destinations agree with the upstream (%d live records); %d documents validated", len(followers), len(dumpFollowers), len(want), len(docs))
+		t.Logf("churn: %d destinations and %d dump destinations agree with the upstream (%d records upstream); %d documents validated", len(followers), len(dumpFollowers), up.Len(), len(docs))
 	}
 }
 

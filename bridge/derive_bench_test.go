@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rsbridge/rsbridge/bridge/harvest"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/store"
@@ -41,20 +40,8 @@ func BenchmarkHarvestJunii2(b *testing.B) {
 			}
 			var total time.Duration
 			for i := 0; i < b.N; i++ {
-				db, err := store.Open(store.Options{Dir: b.TempDir(), SyncInterval: time.Second, ChangeListLimit: 50000, ChangeListPeriod: 24 * time.Hour})
-				if err != nil {
-					b.Fatal(err)
-				}
-				h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				start := time.Now()
-				res, err := h.Harvest(context.Background(), harvest.HarvestOptions{})
-				total += time.Since(start)
-				if err != nil || res[0].Counts.Records != int64(n) {
-					b.Fatalf("%v %+v", err, res)
-				}
+				db, res, took := timedHarvest(b, cfg, int64(n))
+				total += took
 				for _, r := range res[1:] {
 					b.Logf("%s: %d derived, %d quarantined", r.Prefix, r.Counts.Created, r.Counts.Quarantined)
 				}

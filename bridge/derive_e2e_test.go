@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -78,12 +77,7 @@ func TestDerivedFormatEndToEnd(t *testing.T) {
 
 	// The entries of a derived record: via the junii2 GetRecord, profile
 	// the JPCOAR 2.0 schema, alternate the junii2 record.
-	resp, err := http.Get(src.All(cfg.Repositories[0], "jpcoar_2.0").ResourceList())
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_, body := getBody(t, http.DefaultClient, src.All(cfg.Repositories[0], "jpcoar_2.0").ResourceList())
 	doc, err := rsync.Parse(bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -110,14 +104,8 @@ func TestDerivedFormatEndToEnd(t *testing.T) {
 
 	// The record checks: on status.json and /metrics.
 	var st Status
-	resp, err = http.Get(srv.URL + "/status.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = json.NewDecoder(resp.Body).Decode(&st)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
+	if _, b := getBody(t, http.DefaultClient, srv.URL+"/status.json"); json.Unmarshal(b, &st) != nil {
+		t.Fatalf("status.json: %s", b)
 	}
 	formats := map[string]FormatReport{}
 	for _, fr := range st.Repositories[0].Formats {
@@ -129,23 +117,11 @@ func TestDerivedFormatEndToEnd(t *testing.T) {
 	if fr := formats["jpcoar_2.0"]; fr.DerivedFrom != "junii2" || fr.Quality == nil || fr.Quarantined != 3 {
 		t.Errorf("jpcoar_2.0 on status.json: derived from %q, quality %+v, %d quarantined", fr.DerivedFrom, fr.Quality, fr.Quarantined)
 	}
-	resp, err = http.Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(m), `rsbridge_quality_code_records{code="title-missing",prefix="junii2",repo="demo"} 3`) {
+	if _, m := getBody(t, http.DefaultClient, srv.URL+"/metrics"); !strings.Contains(string(m), `rsbridge_quality_code_records{code="title-missing",prefix="junii2",repo="demo"} 3`) {
 		t.Errorf("/metrics lacks the junii2 title-missing count")
 	}
 
-	resp, err = http.Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(home), "Record checks of <code>junii2</code>") || !strings.Contains(string(home), "(derived from <code>junii2</code>)") ||
+	if _, home := getBody(t, http.DefaultClient, srv.URL+"/"); !strings.Contains(string(home), "Record checks of <code>junii2</code>") || !strings.Contains(string(home), "(derived from <code>junii2</code>)") ||
 		!strings.Contains(string(home), "not derived from <code>junii2</code>") {
 		t.Errorf("the status page does not show the record checks")
 	}

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -44,12 +43,7 @@ func TestExportOnStatusAndMetrics(t *testing.T) {
 	srv := httptest.NewServer(mustServer(t, cfg, db, ServerOptions{Source: src, Exporter: e, Metrics: metrics}).Handler())
 	defer srv.Close()
 	get := func(path string) string {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		_, b := getBody(t, http.DefaultClient, srv.URL+path)
 		return string(b)
 	}
 	var st Status

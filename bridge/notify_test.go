@@ -133,12 +133,7 @@ func TestChangeNotification(t *testing.T) {
 	waitFor(t, "the subscription", func() bool { return n.Stats().Subscribers[topic] == 1 })
 	// The status and /metrics show subscriptions per channel.
 	get := func(path string) string {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		_, b := getBody(t, http.DefaultClient, srv.URL+path)
 		return string(b)
 	}
 	var st Status

@@ -24,12 +24,7 @@ func (r *run) short() string { return fmt.Sprintf("public, max-age=%d", int(r.e.
 
 // putDoc publishes a document unless the target already holds its bytes.
 func (r *run) putDoc(u string, doc source.Doc) error {
-	k, err := r.key(u)
-	if err != nil {
-		return err
-	}
-	var prev published
-	known, err := r.state(objectName(k), &prev)
+	k, prev, known, err := r.lookup(u)
 	if err != nil {
 		return err
 	}
@@ -65,13 +60,18 @@ func (r *run) putDoc(u string, doc source.Doc) error {
 // published reports whether the state knows the document at u as
 // published (a set published since the last run has nothing yet).
 func (r *run) published(u string) bool {
-	k, err := r.key(u)
-	if err != nil {
-		return false
-	}
-	var prev published
-	known, err := r.state(objectName(k), &prev)
+	_, _, known, err := r.lookup(u)
 	return err == nil && known
+}
+
+// lookup finds the object a URL is published as, and what the state says
+// of it (known: published before).
+func (r *run) lookup(u string) (k string, prev published, known bool, err error) {
+	if k, err = r.key(u); err != nil {
+		return "", published{}, false, err
+	}
+	known, err = r.state(objectName(k), &prev)
+	return k, prev, known, err
 }
 
 // keep notes that the run publishes an object, and cancels its removal if
@@ -234,12 +234,7 @@ func (r *run) changeLists(f *format, rs source.Set) error {
 		return err
 	}
 	for _, l := range lists {
-		k, err := r.key(rs.ChangeList(l.ID))
-		if err != nil {
-			return err
-		}
-		var prev published
-		known, err := r.state(objectName(k), &prev)
+		_, prev, known, err := r.lookup(rs.ChangeList(l.ID))
 		if err != nil {
 			return err
 		}
