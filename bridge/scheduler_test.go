@@ -66,6 +66,8 @@ func TestScheduler(t *testing.T) {
 		cfg, err := config.Parse(strings.NewReader(`defaults:
   delay: 0s
   max_retries: 0
+scheduler:
+  jitter: 0s
 repositories:
   - name: broken
     base_url: http://broken.test/oai

@@ -60,8 +60,13 @@ const (
 	DefaultCacheBytes               = 1 << 30
 	DefaultMaxStreams               = 16
 	DefaultHarvestShare             = 25
-	DefaultWriteIdle                = 30 * time.Second
-	minTokenLen                     = 16
+	// DefaultConcurrency and DefaultPerHost bound the runs going at once,
+	// in all and against one upstream host (scheduler:).
+	DefaultConcurrency = 8
+	DefaultPerHost     = 2
+	DefaultJitter      = time.Hour
+	DefaultWriteIdle   = 30 * time.Second
+	minTokenLen        = 16
 )
 
 // ReconcileOff is the Repository.Reconcile value that disables
@@ -97,6 +102,7 @@ type Config struct {
 	Debug        Debug        `yaml:"debug"`
 	Export       Export       `yaml:"export"`
 	Crosswalk    Crosswalk    `yaml:"crosswalk"`
+	Scheduler    Scheduler    `yaml:"scheduler"`
 	// Defaults holds harvest settings inherited by every repository
 	// unless the repository overrides them.
 	Defaults     Harvest      `yaml:"defaults"`
@@ -117,7 +123,15 @@ type Store struct {
 	// the file system, at least 256 MiB and at most 1 GiB; any other value
 	// must be at least MinFreeFloor.
 	MinFree int64 `yaml:"min_free"`
+	// MappedLimit bounds the file-backed resident memory of the store's
+	// memory-mapped files: above it rsbridge has the kernel page them out
+	// (Linux). 0: the kernel decides; else at least MinMappedLimit.
+	MappedLimit int64 `yaml:"mapped_limit"`
 }
+
+// MinMappedLimit is the least store.mapped_limit: below it the files would
+// be paged out every few seconds.
+const MinMappedLimit = 64 << 20
 
 // Sync reports whether every commit must be fsynced (default false: group
 // commit every SyncInterval).
@@ -204,6 +218,24 @@ type Export struct {
 	Grace time.Duration `yaml:"grace"`
 	// MaxAge is the Cache-Control max-age of objects that change.
 	MaxAge time.Duration `yaml:"max_age"`
+}
+
+// Scheduler bounds how many runs (harvests, reconciliations) go at once and
+// spreads their schedules: with hundreds of repositories, runs wait in a
+// queue for a slot instead of all starting together.
+type Scheduler struct {
+	// Concurrency is the most runs going at once across all repositories
+	// (1-256). A run waiting for a slot shows as waiting on the status page.
+	Concurrency int `yaml:"concurrency"`
+	// PerHost is the most runs going at once against one upstream host name
+	// (1-Concurrency), whatever the number of repositories behind it.
+	PerHost int `yaml:"per_host"`
+	// Jitter spreads the repositories' schedules: each repository's runs
+	// are shifted by a fixed offset below Jitter, derived from its name
+	// (the same at every start). An "@every D" schedule runs at a fixed
+	// phase of D, its offset below min(Jitter, D). 0 starts every schedule
+	// on the minute (or, for @every, at multiples of D).
+	Jitter time.Duration `yaml:"jitter"`
 }
 
 // Crosswalk sets the junii2 → JPCOAR 2.0 conversion of derive (the
@@ -605,6 +637,7 @@ func Default() *Config {
 			DumpInterval:     DefaultDumpInterval,
 			DumpGrace:        DefaultDumpGrace,
 		},
+		Scheduler: Scheduler{Concurrency: DefaultConcurrency, PerHost: DefaultPerHost, Jitter: DefaultJitter},
 		Export: Export{Instance: DefaultExportInstance, Interval: DefaultExportInterval, Workers: DefaultExportWorkers,
 			Grace: DefaultExportGrace, MaxAge: DefaultExportMaxAge},
 		Server: Server{MaxStreams: DefaultMaxStreams, WriteIdle: DefaultWriteIdle, CacheBytes: DefaultCacheBytes, Robots: RobotsAllRecords,

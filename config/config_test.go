@@ -56,6 +56,7 @@ func TestParseMinimalAppliesDefaults(t *testing.T) {
 		Server:       Server{MaxStreams: 16, WriteIdle: 30 * time.Second, CacheBytes: 1 << 30, Robots: "all-records", HarvestShare: 25},
 		Notification: Notification{MaxEntries: 1000, Workers: 16, MaxAttempts: 12, Timeout: 30 * time.Second, MaxSubscriptions: 10000, MaxSubscriptionsPerTopic: 1000},
 		Export:       Export{Instance: "main", Interval: time.Minute, Workers: 16, Grace: 24 * time.Hour, MaxAge: time.Minute},
+		Scheduler:    Scheduler{Concurrency: 8, PerHost: 2, Jitter: time.Hour},
 		Repositories: []Repository{{
 			Name:             "a",
 			BaseURL:          "http://a.example/oai",
@@ -497,6 +498,26 @@ resourcesync:
 				`line 7: store.gc_interval: must be >= 1m (got 30s)` + "\n" +
 				`line 9: resourcesync.page_limit: must be between 1 and 50000 (got 50001)` + "\n" +
 				`line 10: resourcesync.changelist_period: must be >= 1m (got 0s)`,
+		},
+		{
+			name: "scheduler",
+			src: `scheduler:
+  concurrency: 0
+  per_host: 3
+  jitter: -1s
+` + minimal,
+			want: `line 2: scheduler.concurrency: must be between 1 and 256 (got 0)` + "\n" +
+				`line 4: scheduler.jitter: must not be negative (got -1s)`,
+		},
+		{
+			name: "store.mapped_limit below the floor",
+			src:  "store:\n  mapped_limit: 1000\n" + minimal,
+			want: `line 2: store.mapped_limit: must be 0 (the kernel decides) or at least 67108864 bytes (64 MiB) (got 1000)`,
+		},
+		{
+			name: "scheduler per_host above concurrency",
+			src:  "scheduler:\n  concurrency: 2\n  per_host: 3\n" + minimal,
+			want: `line 3: scheduler.per_host: must be between 1 and scheduler.concurrency (2) (got 3)`,
 		},
 		{
 			name: "invalid listen does not also blame the derived base_url",

@@ -63,6 +63,7 @@ func (c *Config) validate() []problem {
 	p.backoff("defaults", c.Defaults, c.Resolved(Repository{}))
 	p.repositories(c)
 	p.export(c.Export)
+	p.scheduler(c.Scheduler)
 	p.derivable("defaults.derive", c.Defaults.Derive)
 	return p
 }
@@ -89,6 +90,19 @@ func (p *problems) derive(at string, r Repository) {
 		case slices.Contains(harvested, target):
 			p.addf(at+".derive."+target, "%s is harvested (metadata_prefixes): remove it there to derive it from %s, or remove derive", target, source)
 		}
+	}
+}
+
+// scheduler checks the scheduler block.
+func (p *problems) scheduler(s Scheduler) {
+	if s.Concurrency < 1 || s.Concurrency > 256 {
+		p.addf("scheduler.concurrency", "must be between 1 and 256 (got %d)", s.Concurrency)
+	}
+	if s.PerHost < 1 || (s.Concurrency >= 1 && s.PerHost > s.Concurrency) {
+		p.addf("scheduler.per_host", "must be between 1 and scheduler.concurrency (%d) (got %d)", s.Concurrency, s.PerHost)
+	}
+	if s.Jitter < 0 {
+		p.addf("scheduler.jitter", "must not be negative (got %s)", s.Jitter)
 	}
 }
 
@@ -241,6 +255,9 @@ func (p *problems) server(s Server) {
 func (p *problems) storage(s Store) {
 	if s.SyncInterval < 0 {
 		p.addf("store.sync_interval", "must be >= 0 (got %s)", fmtDuration(s.SyncInterval))
+	}
+	if s.MappedLimit < 0 || s.MappedLimit > 0 && s.MappedLimit < MinMappedLimit {
+		p.addf("store.mapped_limit", "must be 0 (the kernel decides) or at least %d bytes (64 MiB) (got %d)", MinMappedLimit, s.MappedLimit)
 	}
 	if s.MinFree < 0 || s.MinFree > 0 && s.MinFree < MinFreeFloor {
 		p.addf("store.min_free", "must be 0 (the default: 5 %% of the file system, 256 MiB to 1 GiB) or at least %d bytes (64 MiB: room for a memtable flush and a compaction; less risks SIGBUS on a full disk) (got %d)", MinFreeFloor, s.MinFree)

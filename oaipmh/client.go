@@ -92,6 +92,21 @@ type Client struct {
 	last time.Time  // end of the previous request
 }
 
+// NewTransport is the HTTP transport a client makes when Options.Transport
+// is nil: TLS verified, the proxy from the environment, connect and
+// response-header timeouts. Clients with the same timeouts may share one.
+func NewTransport(connectTimeout, timeout time.Duration) *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   connectTimeout,
+		ResponseHeaderTimeout: timeout,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   2,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
 // NewClient checks the options and builds a client.
 func NewClient(opts Options) (*Client, error) {
 	u, err := url.Parse(opts.BaseURL)
@@ -150,15 +165,7 @@ func NewClient(opts Options) (*Client, error) {
 	}
 	rt := opts.Transport
 	if rt == nil {
-		rt = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   opts.ConnectTimeout,
-			ResponseHeaderTimeout: opts.Timeout,
-			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   2,
-			ForceAttemptHTTP2:     true,
-		}
+		rt = NewTransport(opts.ConnectTimeout, opts.Timeout)
 	}
 	return &Client{
 		opts: opts,

@@ -18,8 +18,12 @@ const (
 
 // Activity is what a repository's harvester is doing now.
 type Activity struct {
-	Kind       string        `json:"kind"`
-	Started    time.Time     `json:"started"`
+	Kind    string    `json:"kind"`
+	Started time.Time `json:"started"`
+	// Waiting: the run waits in the scheduler's queue for a slot (since
+	// Started, Position-th in line); it has not started yet.
+	Waiting    bool          `json:"waiting,omitempty"`
+	Position   int           `json:"position,omitempty"`
 	Prefix     string        `json:"prefix,omitempty"`
 	Pages      int64         `json:"pages"`       // of the current list, resumed parts included
 	Records    int64         `json:"records"`     // of the current list, resumed parts included
@@ -37,12 +41,22 @@ type activity struct {
 	lastLog time.Time
 }
 
-func (a *activity) start(kind string, now time.Time, cancel context.CancelFunc) {
+func (a *activity) start(kind string, now time.Time, cancel context.CancelFunc, queued bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.cur = &Activity{Kind: kind, Started: now, Total: -1}
+	a.cur = &Activity{Kind: kind, Started: now, Total: -1, Waiting: queued}
 	a.cancel = cancel
 	a.lastLog = now
+}
+
+// running marks a run that waited for a slot as started.
+func (a *activity) running(now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cur != nil && a.cur.Waiting {
+		a.cur.Waiting, a.cur.Started = false, now
+		a.lastLog = now
+	}
 }
 
 func (a *activity) end() {
@@ -100,13 +114,14 @@ func (h *Harvester) Cancel() bool {
 
 // start takes the repository for a run (waiting for the running one, or
 // with ifIdle returning ErrBusy) and starts tracking it: the returned
-// context is cancelled by Cancel, and end gives the repository back.
-func (h *Harvester) start(ctx context.Context, kind string, ifIdle bool) (context.Context, func(), error) {
+// context is cancelled by Cancel, and end gives the repository back. A
+// queued run shows as waiting until the scheduler grants it a slot.
+func (h *Harvester) start(ctx context.Context, kind string, ifIdle, queued bool) (context.Context, func(), error) {
 	if err := h.acquire(ctx, ifIdle); err != nil {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	h.act.start(kind, h.now().UTC(), cancel)
+	h.act.start(kind, h.now().UTC(), cancel, queued)
 	return ctx, func() { h.act.end(); cancel(); <-h.busy }, nil
 }
 

@@ -217,7 +217,7 @@ func (h *Harvester) Harvest(ctx context.Context, opts HarvestOptions) ([]Result,
 	if opts.Full {
 		kind = KindFullHarvest
 	}
-	ctx, end, err := h.start(ctx, kind, opts.IfIdle)
+	ctx, end, err := h.start(ctx, kind, opts.IfIdle, false)
 	if err != nil {
 		return nil, err
 	}

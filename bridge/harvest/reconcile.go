@@ -33,7 +33,7 @@ var ErrReconcileRefused = errors.New("reconciliation refused")
 // events; listed records unknown to the store are fetched with GetRecord; changed
 // setSpecs become set moves. Nothing is deleted unless the pass was complete.
 func (h *Harvester) Reconcile(ctx context.Context, opts ReconcileOptions) ([]Result, error) {
-	ctx, end, err := h.start(ctx, KindReconcile, false)
+	ctx, end, err := h.start(ctx, KindReconcile, false, false)
 	if err != nil {
 		return nil, err
 	}

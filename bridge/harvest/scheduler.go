@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -12,17 +13,25 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/rsbridge/rsbridge/config"
+	"github.com/rsbridge/rsbridge/oaipmh"
 	"github.com/rsbridge/rsbridge/store"
 )
 
 // Scheduler runs each repository's harvest on its schedule and its
 // reconciliation on its reconcile schedule, and runs what the admin API asks
 // for. Runs of one repository never overlap (a tick that finds the previous
-// run still going is skipped, and harvest and reconciliation share the
-// repository's lock); a failed run is logged and tried again at the next tick
-// without holding up the others.
+// run still going, or waiting for a slot, is skipped, and harvest and
+// reconciliation share the repository's lock); a failed run is logged and
+// tried again at the next tick without holding up the others.
+//
+// Runs wait in one queue for a slot: at most scheduler.concurrency at once,
+// at most scheduler.per_host of them against one upstream host. Schedules
+// are shifted by a per-repository offset (scheduler.jitter), so hundreds of
+// repositories on one schedule do not all fire in the same second.
 type Scheduler struct {
 	cron       *cron.Cron
+	queue      *queue
+	transports map[[2]time.Duration]*http.Transport // shared by repositories with the same timeouts
 	harvesters map[string]*Harvester
 	names      []string
 	entries    map[string][2]cron.EntryID // harvest, reconcile (0: none)
@@ -47,49 +56,94 @@ func NewScheduler(cfg *config.Config, db *store.DB, o Options) (*Scheduler, erro
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Scheduler{harvesters: map[string]*Harvester{}, entries: map[string][2]cron.EntryID{}, db: db, log: o.Logger, ctx: ctx, cancel: cancel}
+	s := &Scheduler{harvesters: map[string]*Harvester{}, entries: map[string][2]cron.EntryID{}, db: db, log: o.Logger, ctx: ctx, cancel: cancel,
+		queue: newQueue(cfg.Scheduler.Concurrency, cfg.Scheduler.PerHost, o.Now), transports: map[[2]time.Duration]*http.Transport{}}
+	if s.queue.now == nil {
+		s.queue.now = time.Now
+	}
 	s.cron = cron.New(cron.WithChain(cron.Recover(cronLogger{o.Logger}), cron.SkipIfStillRunning(cronLogger{o.Logger})))
+	o.ClientOptions = s.shareTransports(o.ClientOptions)
 	for _, repo := range cfg.Repositories {
-		h, err := New(cfg, repo, db, o)
-		if err != nil {
+		if err := s.add(cfg, repo, db, o); err != nil {
 			cancel()
 			return nil, err
 		}
-		s.harvesters[repo.Name] = h
-		s.names = append(s.names, repo.Name)
-		var ids [2]cron.EntryID
-		if ids[0], err = s.cron.AddFunc(repo.Schedule, func() { s.run(h, KindHarvest, false, true) }); err != nil {
-			cancel()
-			return nil, fmt.Errorf("repository %s: schedule %q: %w", repo.Name, repo.Schedule, err)
-		}
-		if cfg.HasReconcile(repo) {
-			if ids[1], err = s.cron.AddFunc(repo.Reconcile, func() { s.run(h, KindReconcile, false, false) }); err != nil {
-				cancel()
-				return nil, fmt.Errorf("repository %s: reconcile %q: %w", repo.Name, repo.Reconcile, err)
-			}
-		}
-		s.entries[repo.Name] = ids
 	}
 	return s, nil
+}
+
+// add prepares one repository's harvester and schedules.
+func (s *Scheduler) add(cfg *config.Config, repo config.Repository, db *store.DB, o Options) error {
+	h, err := New(cfg, repo, db, o)
+	if err != nil {
+		return err
+	}
+	s.harvesters[repo.Name] = h
+	s.names = append(s.names, repo.Name)
+	var ids [2]cron.EntryID
+	sched, err := jittered(repo.Schedule, repo.Name, cfg.Scheduler.Jitter)
+	if err != nil {
+		return fmt.Errorf("repository %s: schedule %q: %w", repo.Name, repo.Schedule, err)
+	}
+	ids[0] = s.cron.Schedule(sched, cron.FuncJob(func() { s.run(h, KindHarvest, false, true) }))
+	if cfg.HasReconcile(repo) {
+		// Reconciliations get another offset, so they do not follow a
+		// harvest of the repository at once.
+		if sched, err = jittered(repo.Reconcile, repo.Name+"\x00reconcile", cfg.Scheduler.Jitter); err != nil {
+			return fmt.Errorf("repository %s: reconcile %q: %w", repo.Name, repo.Reconcile, err)
+		}
+		ids[1] = s.cron.Schedule(sched, cron.FuncJob(func() { s.run(h, KindReconcile, false, false) }))
+	}
+	s.entries[repo.Name] = ids
+	return nil
+}
+
+// shareTransports gives repositories with the same timeouts one HTTP
+// transport (and its connection pool), instead of one each: with hundreds of
+// repositories, hundreds of pools would each keep idle connections.
+func (s *Scheduler) shareTransports(user func(*oaipmh.Options)) func(*oaipmh.Options) {
+	return func(co *oaipmh.Options) {
+		if user != nil {
+			user(co)
+		}
+		if co.Transport != nil {
+			return
+		}
+		k := [2]time.Duration{co.ConnectTimeout, co.Timeout}
+		t, ok := s.transports[k]
+		if !ok {
+			t = oaipmh.NewTransport(co.ConnectTimeout, co.Timeout)
+			s.transports[k] = t
+		}
+		co.Transport = t
+	}
 }
 
 // run does one run of a kind and logs how it went. ifIdle skips it when
 // the repository is busy (scheduled harvest ticks).
 func (s *Scheduler) run(h *Harvester, kind string, force, ifIdle bool) {
-	ctx, end, err := h.start(s.ctx, kind, ifIdle)
+	ctx, end, err := h.start(s.ctx, kind, ifIdle, true)
 	if errors.Is(err, ErrBusy) {
-		s.log.Debug("tick skipped: the previous run is still going", "repo", h.repo.Name, "kind", kind)
+		s.log.Debug("tick skipped: the previous run is still going or waiting", "repo", h.repo.Name, "kind", kind)
 		return
 	}
 	if err != nil {
 		return // shutting down
 	}
 	defer end()
-	s.runHeld(ctx, h, kind, force)
+	s.runHeld(ctx, h, s.queue.enqueue(h.repo.Name, h.host, kind), kind, force)
 }
 
-// runHeld does a run whose repository is already held.
-func (s *Scheduler) runHeld(ctx context.Context, h *Harvester, kind string, force bool) {
+// runHeld waits for the queue to grant w, then does a run whose repository
+// is already held.
+func (s *Scheduler) runHeld(ctx context.Context, h *Harvester, w *waiter, kind string, force bool) {
+	release, werr := s.queue.wait(ctx, w)
+	if werr != nil {
+		s.log.Info("run cancelled while waiting for a slot", "repo", h.repo.Name, "kind", kind)
+		return
+	}
+	defer release()
+	h.act.running(h.now().UTC())
 	var res []Result
 	var err error
 	if kind == KindReconcile {
@@ -131,15 +185,43 @@ func (s *Scheduler) Trigger(repo, kind string, force bool) error {
 	if s.stopping {
 		return ErrShuttingDown
 	}
-	ctx, end, err := h.start(s.ctx, kind, true)
+	ctx, end, err := h.start(s.ctx, kind, true, true)
 	if err != nil {
 		return err
 	}
+	w := s.queue.enqueue(h.repo.Name, h.host, kind)
 	s.wg.Go(func() {
 		defer end()
-		s.runHeld(ctx, h, kind, force)
+		s.runHeld(ctx, h, w, kind, force)
 	})
 	return nil
+}
+
+// TriggerAll starts a run of each named repository (Trigger), skipping the
+// busy ones; it reports which were queued and which were busy.
+func (s *Scheduler) TriggerAll(names []string, kind string, force bool) (queued, busy []string, err error) {
+	for _, name := range names {
+		switch err := s.Trigger(name, kind, force); {
+		case err == nil:
+			queued = append(queued, name)
+		case errors.Is(err, ErrBusy):
+			busy = append(busy, name)
+		default:
+			return queued, busy, err
+		}
+	}
+	return queued, busy, nil
+}
+
+// Queue is the scheduler's queue now.
+func (s *Scheduler) Queue() QueueState { return s.queue.state() }
+
+// Host is the upstream host name of a repository ("" if unknown).
+func (s *Scheduler) Host(repo string) string {
+	if h, ok := s.harvesters[repo]; ok {
+		return h.host
+	}
+	return ""
 }
 
 // ErrShuttingDown refuses work while the server stops.
@@ -155,12 +237,17 @@ func (s *Scheduler) Cancel(repo string) (bool, error) {
 	return h.Cancel(), nil
 }
 
-// Activity is the repository's running run, or nil.
+// Activity is the repository's running (or waiting) run, or nil.
 func (s *Scheduler) Activity(repo string) *Activity {
-	if h, ok := s.harvesters[repo]; ok {
-		return h.Activity()
+	h, ok := s.harvesters[repo]
+	if !ok {
+		return nil
 	}
-	return nil
+	a := h.Activity()
+	if a != nil && a.Waiting {
+		a.Position = s.queue.position(repo)
+	}
+	return a
 }
 
 // Next is when the repository's next scheduled harvest and reconciliation
@@ -179,13 +266,27 @@ func (s *Scheduler) Next(repo string) (harvest, reconcile time.Time) {
 // Repositories names the repositories in configuration order.
 func (s *Scheduler) Repositories() []string { return slices.Clone(s.names) }
 
-// Start begins the schedules and harvests every repository once right away.
+// Start begins the schedules and harvests every repository once right
+// away: each is queued, in configuration order, and runs when a slot is free.
 func (s *Scheduler) Start() {
-	s.cron.Start()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return
+	}
 	for _, name := range s.names {
 		h := s.harvesters[name]
-		s.wg.Go(func() { s.run(h, KindHarvest, false, true) })
+		ctx, end, err := h.start(s.ctx, KindHarvest, true, true)
+		if err != nil {
+			continue // busy: a run is already under way
+		}
+		w := s.queue.enqueue(name, h.host, KindHarvest)
+		s.wg.Go(func() {
+			defer end()
+			s.runHeld(ctx, h, w, KindHarvest, false)
+		})
 	}
+	s.cron.Start()
 }
 
 // Stop cancels running harvests (each stops after its last committed page, so the
@@ -201,6 +302,11 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.wg.Wait()
 		<-done.Done()
 		close(waited)
+	}()
+	defer func() {
+		for _, t := range s.transports {
+			t.CloseIdleConnections()
+		}
 	}()
 	select {
 	case <-waited:
