@@ -260,11 +260,7 @@ func (b *Batch) appendEvent(ev *Event) error {
 	b.ctr.LastTime = now
 	b.ctrDirty = true
 	ev.Seq, ev.Time, ev.Repo, ev.Prefix = b.ctr.Seq, now, b.repo, b.prefix
-	v, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	b.stage(seqKey('e', ev.Seq, b.repo, b.prefix), v)
+	b.stage(seqKey('e', ev.Seq, b.repo, b.prefix), encodeEvent(ev))
 	if err := b.countDay(ev); err != nil {
 		return err
 	}
@@ -281,11 +277,7 @@ func (b *Batch) appendEvent(ev *Event) error {
 		if c != Deleted {
 			se.SHA256, se.MD5, se.Length = ev.SHA256, ev.MD5, ev.Length
 		}
-		sv, err := json.Marshal(se)
-		if err != nil {
-			return err
-		}
-		b.stage(seqKey('x', ev.Seq, b.repo, b.prefix, s), sv)
+		b.stage(seqKey('x', ev.Seq, b.repo, b.prefix, s), encodeSetEvent(&se))
 		if err := b.catalog(s, ev); err != nil {
 			return err
 		}

@@ -2,12 +2,13 @@ package store
 
 import (
 	"encoding/binary"
-
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	badger "github.com/dgraph-io/badger/v4"
 	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 // Record states are read for every entry of every list, so they use a compact
@@ -179,4 +180,97 @@ func getRecord(txn *badger.Txn, k []byte, r *Record) (bool, error) {
 		return false, err
 	}
 	return true, it.Value(func(v []byte) error { return decodeRecord(v, r) })
+}
+
+// Change events and their per-set entries are written once per record and
+// resource set, so they too are binary: they make up most of the LSM tree
+// (the metadata bytes live in the value log), and every byte there is
+// rewritten by each compaction as the store grows. A version byte, then the
+// fields; digests raw. Events stored as JSON by earlier versions start with
+// '{' and are still read.
+const eventV1 = 1
+
+func encodeEvent(ev *Event) []byte {
+	b := make([]byte, 0, 96+len(ev.Identifier))
+	b = append(b, eventV1)
+	b = appendTime(b, ev.Time)
+	b = appendString(b, ev.Identifier)
+	b = append(b, byte(ev.Change))
+	for _, sets := range [][]string{ev.SetsBefore, ev.SetsAfter} {
+		b = binary.AppendUvarint(b, uint64(len(sets)))
+		for _, s := range sets {
+			b = appendString(b, s)
+		}
+	}
+	b = appendHex(b, ev.SHA256, 32)
+	b = appendHex(b, ev.MD5, 16)
+	b = binary.AppendVarint(b, ev.Length)
+	return appendTime(b, ev.Datestamp)
+}
+
+// decodeEvent fills ev's stored fields (not Seq, Repo, Prefix: the key's).
+func decodeEvent(b []byte, ev *Event) error {
+	if len(b) > 0 && b[0] == '{' {
+		return json.Unmarshal(b, ev)
+	}
+	if len(b) < 1 || b[0] != eventV1 {
+		return fmt.Errorf("%w: unknown event version", errCorrupt)
+	}
+	d := &reader{b: b[1:]}
+	ev.Time = d.time()
+	ev.Identifier = d.str()
+	ev.Change = Change(d.byte())
+	for _, sets := range []*[]string{&ev.SetsBefore, &ev.SetsAfter} {
+		n := d.uvarint()
+		if n > uint64(len(d.b)) {
+			return errCorrupt
+		}
+		*sets = nil
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			*sets = append(*sets, d.str())
+		}
+	}
+	ev.SHA256 = d.hex(32)
+	ev.MD5 = d.hex(16)
+	ev.Length = d.varint()
+	ev.Datestamp = d.time()
+	return d.err
+}
+
+func encodeSetEvent(se *SetEvent) []byte {
+	b := make([]byte, 0, 80+len(se.Identifier))
+	b = append(b, eventV1)
+	b = appendTime(b, se.Time)
+	b = appendString(b, se.Identifier)
+	b = append(b, byte(se.Change))
+	b = appendHex(b, se.SHA256, 32)
+	b = appendHex(b, se.MD5, 16)
+	b = binary.AppendVarint(b, se.Length)
+	return appendTime(b, se.Datestamp)
+}
+
+// decodeSetEvent fills se's stored fields (not Seq: the key's).
+func decodeSetEvent(b []byte, se *SetEvent) error {
+	if len(b) > 0 && b[0] == '{' {
+		return json.Unmarshal(b, se)
+	}
+	if len(b) < 1 || b[0] != eventV1 {
+		return fmt.Errorf("%w: unknown change entry version", errCorrupt)
+	}
+	d := &reader{b: b[1:]}
+	se.Time = d.time()
+	se.Identifier = d.str()
+	se.Change = Change(d.byte())
+	se.SHA256 = d.hex(32)
+	se.MD5 = d.hex(16)
+	se.Length = d.varint()
+	se.Datestamp = d.time()
+	return d.err
+}
+
+func (d *reader) byte() byte {
+	if b := d.bytes(1); d.err == nil {
+		return b[0]
+	}
+	return 0
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -66,4 +68,44 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEventCodec: events and change entries round-trip through the binary
+// form, and those stored as JSON by earlier versions are still read.
+func TestEventCodec(t *testing.T) {
+	at := time.Date(2026, 11, 24, 10, 0, 0, 123456000, time.UTC)
+	evs := []Event{
+		{Time: at, Identifier: "oai:x:1", Change: Created, SetsAfter: []string{"a", "a:b"}, SHA256: strings.Repeat("ab", 32), MD5: strings.Repeat("cd", 16), Length: 2048, Datestamp: at.Truncate(time.Second)},
+		{Time: at.Add(time.Microsecond), Identifier: "dept/論文 7:v1", Change: Deleted, SetsBefore: []string{"a"}, Datestamp: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{Time: at, Identifier: "", Change: Updated},
+	}
+	for _, want := range evs {
+		var got Event
+		if err := decodeEvent(encodeEvent(&want), &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("event %+v: got %+v, %v", want, got, err)
+		}
+		legacy, _ := json.Marshal(want)
+		got = Event{}
+		if err := decodeEvent(legacy, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("JSON event %+v: got %+v, %v", want, got, err)
+		}
+		se := SetEvent{Time: want.Time, Identifier: want.Identifier, Change: want.Change, SHA256: want.SHA256, MD5: want.MD5, Length: want.Length, Datestamp: want.Datestamp}
+		var gotSE SetEvent
+		if err := decodeSetEvent(encodeSetEvent(&se), &gotSE); err != nil || gotSE != se {
+			t.Errorf("change entry %+v: got %+v, %v", se, gotSE, err)
+		}
+		legacy, _ = json.Marshal(se)
+		gotSE = SetEvent{}
+		if err := decodeSetEvent(legacy, &gotSE); err != nil || gotSE != se {
+			t.Errorf("JSON change entry %+v: got %+v, %v", se, gotSE, err)
+		}
+	}
+	for _, bad := range [][]byte{nil, {9}, {eventV1}, encodeEvent(&evs[0])[:20]} {
+		if err := decodeEvent(bad, &Event{}); err == nil {
+			t.Errorf("decodeEvent(%x) accepted", bad)
+		}
+		if err := decodeSetEvent(bad, &SetEvent{}); err == nil && len(bad) < 20 {
+			t.Errorf("decodeSetEvent(%x) accepted", bad)
+		}
+	}
 }

@@ -138,7 +138,7 @@ func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.Write
 			}
 		}
 		var ev Event
-		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &ev) }); err != nil {
+		if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, &ev) }); err != nil {
 			return 0, err
 		}
 		if !ev.Time.Before(cutoff) {

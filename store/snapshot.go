@@ -217,7 +217,7 @@ func (s *Snap) SetEvents(repo, prefix, set string, first, last uint64, fn func(*
 			}
 		}
 		ev := &SetEvent{Seq: seq}
-		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, ev) }); err != nil {
+		if err := it.Item().Value(func(v []byte) error { return decodeSetEvent(v, ev) }); err != nil {
 			return fmt.Errorf("store: change entry %s/%s/%q/%d: %w", repo, prefix, set, seq, err)
 		}
 		if err := fn(ev); err != nil {
@@ -377,7 +377,7 @@ func (s *Snap) Events(repo, prefix string, after uint64, fn func(*Event) error) 
 			}
 		}
 		ev := &Event{Repo: repo, Prefix: prefix, Seq: seqOf(it.Item().Key())}
-		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, ev) }); err != nil {
+		if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, ev) }); err != nil {
 			return fmt.Errorf("store: event %s/%s/%d: %w", repo, prefix, ev.Seq, err)
 		}
 		if err := fn(ev); err != nil {
