@@ -135,6 +135,10 @@ func (db *DB) openOptions() (badger.Options, error) {
 // startLoops starts the store's periodic work: value-log GC, the upgrade of
 // a read-only store, and group commit.
 func (db *DB) startLoops(opts Options) {
+	if !opts.InMemory {
+		db.mapped.limit = opts.MappedLimit
+		db.every(mappedEvery, db.boundMapped)
+	}
 	if !opts.InMemory && opts.GCInterval > 0 {
 		db.every(opts.GCInterval, db.collectGarbage)
 	}

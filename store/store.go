@@ -54,6 +54,10 @@ type Options struct {
 	// and period only.
 	ChangeListBytes  int64
 	ChangeEntryBytes func(repo, prefix, id string) int64
+	// MappedLimit bounds the file-backed resident memory (Badger's mapped
+	// tables and value log): above it the store pages its files out
+	// (mapped.go). 0: the kernel decides.
+	MappedLimit uint64
 	// MinFree is the free space the data directory must keep: below it every
 	// write is refused with a *SpaceError before Badger could run out of disk
 	// inside a memory-mapped file (which kills the process with SIGBUS).
@@ -95,6 +99,7 @@ type DB struct {
 	written        atomic.Bool // something was committed since the last periodic sync
 	setsGen        atomic.Uint64
 	horizon        horizon // what readers can rely on (horizon.go)
+	mapped         mapped
 }
 
 // DefaultMemTableSize is Badger's memtable size unless Options.MemTableSize

@@ -34,7 +34,7 @@ func storeOptions(cfg *config.Config, log *slog.Logger) store.Options {
 		Dir: cfg.DataDir, SyncWrites: cfg.Store.Sync(), SyncInterval: cfg.Store.SyncInterval, GCInterval: cfg.Store.GCInterval, Logger: log,
 		ChangeListLimit: cfg.ResourceSync.PageLimit, ChangeListPeriod: cfg.ResourceSync.ChangeListPeriod,
 		ChangeListBytes: source.ChangeListBytes, ChangeEntryBytes: source.ChangeEntryBound(cfg),
-		MinFree: uint64(cfg.Store.MinFree),
+		MinFree: uint64(cfg.Store.MinFree), MappedLimit: uint64(cfg.Store.MappedLimit),
 	}
 }
 
