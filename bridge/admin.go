@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -18,8 +19,12 @@ import (
 // The admin API: present only when admin.token (or admin.token_file) is set,
 // every request authenticated with "Authorization: Bearer <token>".
 //
-//	GET  /admin/status                  the full status (error texts never hidden)
+//	GET  /admin/status                  the full status (error texts never hidden); takes
+//	                                    status.json's query: state, host, q, page, per_page
 //	GET  /admin/repos/{repo}            one repository's RepoReport
+//	POST /admin/harvest?state=S&host=H  harvest every repository in state S (failing, ok,
+//	                                    running, waiting, never: see repoState) and/or on
+//	                                    upstream host H; ?full=1 for full harvests
 //	POST /admin/repos/{repo}/harvest    start a harvest; ?full=1 for a full one
 //	POST /admin/repos/{repo}/reconcile  start a reconciliation; ?force=1 lifts its safety limits
 //	POST /admin/repos/{repo}/cancel     stop the running run after its last committed page
@@ -27,6 +32,16 @@ import (
 //
 // Answers are JSON: 202 for a run started, 409 when the repository is busy
 // (with what runs), 404 for an unknown repository, 401 without the token.
+//
+// POST /admin/harvest is the bulk action ("harvest every repository whose
+// last run failed", "everything on the host that was down"): it needs
+// state or host (both: repositories that match both; q narrows further
+// by name), else 400, as for an unknown state. It queues a run of each
+// repository selected, through the scheduler's queue (concurrency and
+// per-host limits hold), and answers 202 with AdminBulk: the kind, how
+// many matched, which were queued and which were busy (a run of them is
+// going or waiting already; they are left alone). A selection that
+// matches nothing is no error: 200 with matched 0.
 
 // AdminRun is the answer to a harvest, reconcile or cancel request.
 type AdminRun struct {
@@ -36,6 +51,16 @@ type AdminRun struct {
 	Cancelled  bool              `json:"cancelled,omitempty"`
 	Running    *harvest.Activity `json:"running,omitempty"`
 	Message    string            `json:"message,omitempty"`
+}
+
+// AdminBulk is the answer to a bulk harvest.
+type AdminBulk struct {
+	Kind    string       `json:"kind"`
+	Filter  StatusFilter `json:"filter"`
+	Matched int          `json:"matched"`
+	Queued  []string     `json:"queued"`
+	Busy    []string     `json:"busy"`
+	Message string       `json:"message,omitempty"`
 }
 
 // adminRoutes adds the admin API to r.
@@ -48,6 +73,7 @@ func (s *Server) adminRoutes(r *mux.Router) {
 	}{
 		{"/admin/status", s.adminStatus, get},
 		{"/admin/repos/{repo}", s.adminRepo, get},
+		{"/admin/harvest", s.adminBulkHarvest, []string{http.MethodPost}},
 		{"/admin/repos/{repo}/harvest", s.adminTrigger(harvest.KindHarvest), []string{http.MethodPost}},
 		{"/admin/repos/{repo}/reconcile", s.adminTrigger(harvest.KindReconcile), []string{http.MethodPost}},
 		{"/admin/repos/{repo}/cancel", s.adminCancel, []string{http.MethodPost}},
@@ -86,31 +112,86 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 }
 
 func (s *Server) adminStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := s.status(r.Context(), false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	s.serveStatusJSON(w, r, false)
 }
 
 func (s *Server) adminRepo(w http.ResponseWriter, r *http.Request) {
 	name := vars(r)["repo"]
-	if _, ok := s.cfg().Repository(name); !ok {
+	repo, ok := s.cfg().Repository(name)
+	if !ok {
 		writeJSON(w, http.StatusNotFound, AdminRun{Repository: name, Message: fmt.Sprintf("no repository %q in the configuration", name)})
 		return
 	}
-	st, err := s.status(r.Context(), false)
+	rr, err := s.repoReport(r.Context(), repo, false)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	for _, rr := range st.Repositories {
-		if rr.Name == name {
-			writeJSON(w, http.StatusOK, rr)
-			return
-		}
+	writeJSON(w, http.StatusOK, rr)
+}
+
+// adminBulkHarvest queues a harvest of every repository the state and
+// host selectors match (see the admin API above).
+func (s *Server) adminBulkHarvest(w http.ResponseWriter, r *http.Request) {
+	q, err := ParseStatusQuery(r.URL.Query())
+	if err == nil && q.Filter.State == "" && q.Filter.Host == "" {
+		err = invalid("say which repositories to harvest: ?state=failing (or ok, running, waiting, never) and/or ?host=NAME")
 	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := AdminBulk{Kind: harvest.KindHarvest, Filter: q.Filter, Queued: []string{}, Busy: []string{}}
+	if truthy(r.URL.Query().Get("full")) {
+		out.Kind = harvest.KindFullHarvest
+	}
+	if s.ops.sched == nil {
+		out.Message = errNoScheduler.Error()
+		writeJSON(w, statusOf(errNoScheduler), out)
+		return
+	}
+	names, err := s.selectNames(r.Context(), q.Filter)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.bulkTrigger(w, r, out, names)
+}
+
+// selectNames names the repositories a filter selects, in list order.
+func (s *Server) selectNames(ctx context.Context, f StatusFilter) ([]string, error) {
+	var rows []repoRow
+	err := s.db.View(ctx, func(snap *store.Snap) error {
+		var err error
+		rows, _, err = s.survey(snap)
+		return err
+	})
+	var names []string
+	for _, r := range selectRows(rows, f) {
+		names = append(names, r.repo.Name)
+	}
+	return names, err
+}
+
+// bulkTrigger queues runs of the named repositories and answers.
+func (s *Server) bulkTrigger(w http.ResponseWriter, r *http.Request, out AdminBulk, names []string) {
+	out.Matched = len(names)
+	if len(names) == 0 {
+		out.Message = "no repository matches"
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	queued, busy, err := s.ops.sched.TriggerAll(names, out.Kind, false)
+	out.Queued, out.Busy = append(out.Queued, queued...), append(out.Busy, busy...)
+	s.log.Info("bulk harvest by the admin API", "kind", out.Kind, "state", out.Filter.State, "host", out.Filter.Host,
+		"matched", out.Matched, "queued", len(queued), "busy", len(busy), "remote", r.RemoteAddr)
+	if err != nil {
+		// Shutting down: what was queued before stays queued.
+		out.Message = fmt.Errorf("bulk harvest stopped after %d of %d: %w", len(queued)+len(busy), len(names), err).Error()
+		writeJSON(w, statusOf(err), out)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, out)
 }
 
 // adminTrigger starts a run: harvest (full=1: a full harvest) or reconcile

@@ -117,7 +117,7 @@ func TestDerivedFormatEndToEnd(t *testing.T) {
 	if fr := formats["jpcoar_2.0"]; fr.DerivedFrom != "junii2" || fr.Quality == nil || fr.Quarantined != 3 {
 		t.Errorf("jpcoar_2.0 on status.json: derived from %q, quality %+v, %d quarantined", fr.DerivedFrom, fr.Quality, fr.Quarantined)
 	}
-	if _, m := getBody(t, http.DefaultClient, srv.URL+"/metrics"); !strings.Contains(string(m), `rsbridge_quality_code_records{code="title-missing",prefix="junii2",repo="demo"} 3`) {
+	if _, m := getBody(t, http.DefaultClient, srv.URL+"/metrics"); !strings.Contains(string(m), `rsbridge_quality_code_records{code="title-missing",prefix="junii2"} 3`) {
 		t.Errorf("/metrics lacks the junii2 title-missing count")
 	}
 

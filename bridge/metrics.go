@@ -28,6 +28,53 @@ import (
 // global state). Their names and labels are a public interface: they are
 // listed in docs/operations.md and pinned by testdata/metrics.txt. A nil
 // *Metrics records nothing.
+//
+// Cardinality. A consortium runs hundreds of repositories (700 × 2
+// formats is the size this is built for), and every label that carries
+// the repository multiplies by it. What stays labelled per repository is a
+// small, fixed set of series per repository, each worth an alert or a
+// graph for that one repository (with F formats, F = 2 here):
+//
+//	rsbridge_runs_total{repository,kind,outcome}            ≤ 3 kinds × 3 outcomes = 9, only those that happened
+//	rsbridge_run_last_success_timestamp_seconds{repository,kind}, rsbridge_run_running{repository,kind}   3 + 3
+//	rsbridge_errors_total{repository,kind}                   ≤ 7 causes, only those that happened
+//	rsbridge_upstream_retries_total{repository,reason}       ≤ 4 causes (retries are for network, http_status,
+//	                                                         bad_response; other), only those that happened
+//	rsbridge_harvest_pages_total, rsbridge_harvest_records_total, rsbridge_quarantined_records_total,
+//	rsbridge_change_events_stored  {repository,prefix}       F each
+//	rsbridge_records{repository,prefix,state}                2F (live, deleted)
+//	rsbridge_change_events_total{repository,prefix,change}   3F (created, updated, deleted)
+//	rsbridge_quality_records{repo,prefix,level}              3F, formats with checks only
+//	rsbridge_run_records{repository,prefix}                  1, while a run goes (at most scheduler.concurrency in all)
+//
+// At most 9+6+7+4+4F+2F+3F+3F+1 = 27+12F series per repository: 51 with
+// two formats, about 36,000 for 700 repositories if every one of them had
+// had every outcome and every cause of failure; 36 each in a typical
+// life (runs of every kind that succeed, a failure, two causes of retry).
+// metrics_cardinality_test.go counts them at 700 × 2 and fails above 51
+// (worst case) and 40 (typical).
+//
+// rsbridge_run_running is 1 only while a run holds a slot: a run waiting
+// in the scheduler's queue is not going yet (rsbridge_scheduler_waiting
+// counts those).
+//
+// Aggregated over repositories (no repository label), because their
+// per-repository series multiplied by something large:
+//
+//	rsbridge_run_duration_seconds{kind}           was {repository,kind}: 13 series (buckets, sum,
+//	                                              count) × 3 kinds = 39 per repository
+//	rsbridge_upstream_request_duration_seconds{verb}  was {repository,verb}: 14 × 5 verbs = 70 per repository
+//	rsbridge_quality_code_records{prefix,code}    was {repo,prefix,code}: up to the crosswalk's dozens
+//	                                              of reason codes per format
+//
+// Their names stay; a query that summed over repository works unchanged,
+// one that selected a repository does not. How long one repository's runs
+// take is on the status page (each run's duration); which repositories
+// have which findings is in status.json and rsbridge check-records.
+//
+// The scheduler's queue and the repositories by state are gauges without
+// per-repository labels: rsbridge_scheduler_{running,waiting,concurrency,
+// oldest_wait_seconds} and rsbridge_repositories{state}.
 type Metrics struct {
 	reg *prometheus.Registry
 
@@ -55,9 +102,9 @@ func NewMetrics() *Metrics {
 		Help: "Harvest, full harvest and reconciliation runs that ended, by outcome (success, failure, interrupted)."},
 		[]string{"repository", "kind", "outcome"})
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rsbridge_run_duration_seconds",
-		Help:    "Duration of runs that ended (any outcome).",
+		Help:    "Duration of runs that ended (any outcome), all repositories together.",
 		Buckets: []float64{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 24 * 3600}},
-		[]string{"repository", "kind"})
+		[]string{"kind"})
 	m.lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rsbridge_run_last_success_timestamp_seconds",
 		Help: "Unix time the last successful run of the kind ended (this process's runs)."},
 		[]string{"repository", "kind"})
@@ -73,9 +120,9 @@ func NewMetrics() *Metrics {
 		Help: "Failed runs by cause: network, http_status, oai_error, bad_response, resumption_guard, disk_full, other."},
 		[]string{"repository", "kind"})
 	m.upstreamLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rsbridge_upstream_request_duration_seconds",
-		Help:    "OAI-PMH request attempts, from sending the request to the end of the body.",
+		Help:    "OAI-PMH request attempts, from sending the request to the end of the body, all repositories together.",
 		Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}},
-		[]string{"repository", "verb"})
+		[]string{"verb"})
 	m.upstreamRetries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rsbridge_upstream_retries_total",
 		Help: "OAI-PMH requests retried, by reason (network, http_status, bad_response)."},
 		[]string{"repository", "reason"})
@@ -104,7 +151,8 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Watch adds gauges read at scrape time: store size and free space, record
-// counts per repository and format, running runs, the hub's backlog.
+// counts per repository and format, repositories by state, running runs and
+// the queue, the hub's backlog.
 func (m *Metrics) Watch(cfg *config.Config, db *store.DB, sched *harvest.Scheduler, notifier *notify.Notifier) {
 	if m == nil {
 		return
@@ -151,7 +199,7 @@ func (m *Metrics) RunEnded(repo, kind string, took time.Duration, end time.Time,
 		m.lastSuccess.WithLabelValues(repo, kind).Set(float64(end.Unix()))
 	}
 	m.runs.WithLabelValues(repo, kind, outcome).Inc()
-	m.runDuration.WithLabelValues(repo, kind).Observe(took.Seconds())
+	m.runDuration.WithLabelValues(kind).Observe(took.Seconds())
 }
 
 // Attempt counts one OAI-PMH request attempt of a repository.
@@ -159,7 +207,7 @@ func (m *Metrics) Attempt(repo string, a oaipmh.Attempt) {
 	if m == nil {
 		return
 	}
-	m.upstreamLatency.WithLabelValues(repo, a.Verb).Observe(a.Duration.Seconds())
+	m.upstreamLatency.WithLabelValues(a.Verb).Observe(a.Duration.Seconds())
 	if a.Retry {
 		m.upstreamRetries.WithLabelValues(repo, errorKind(a.Err)).Inc()
 	}
@@ -269,16 +317,18 @@ type stateDescs struct {
 	storeBytes, free, reserve, records, seq, running, runRecords *prometheus.Desc
 	subscribers, pending, delivered, failed, dropped, oldest     *prometheus.Desc
 	qualityRecords, qualityCodes                                 *prometheus.Desc
+	repositories, queueRunning, queueWaiting, concurrency        *prometheus.Desc
+	oldestWait                                                   *prometheus.Desc
 }
 
 func newStateDescs() stateDescs {
 	return stateDescs{
-		// Per repository, format and level (3) or reason code (a few dozen
-		// the crosswalk defines, only those found): bounded.
+		// Per repository, format and level (3): bounded. The reason codes
+		// (dozens) are summed over repositories: see Metrics.
 		qualityRecords: prometheus.NewDesc("rsbridge_quality_records",
 			"Live records with findings of IRDB's checks, by level (record-error, item-error, warning).", []string{"repo", "prefix", "level"}, nil),
 		qualityCodes: prometheus.NewDesc("rsbridge_quality_code_records",
-			"Live records with a finding of each reason code.", []string{"repo", "prefix", "code"}, nil),
+			"Live records with a finding of each reason code, all repositories together.", []string{"prefix", "code"}, nil),
 		storeBytes: prometheus.NewDesc("rsbridge_store_size_bytes",
 			"Size of the Badger store on disk, by part (lsm, vlog).", []string{"part"}, nil),
 		free: prometheus.NewDesc("rsbridge_disk_free_bytes",
@@ -293,6 +343,17 @@ func newStateDescs() stateDescs {
 			"1 while a run of the kind is going.", []string{"repository", "kind"}, nil),
 		runRecords: prometheus.NewDesc("rsbridge_run_records",
 			"Records of the current list read so far by the running run (resumed parts included).", []string{"repository", "prefix"}, nil),
+		repositories: prometheus.NewDesc("rsbridge_repositories",
+			"Configured repositories by state: failing (the last run that ended failed), running, waiting (for a slot), never (no run ended yet), ok.",
+			[]string{"state"}, nil),
+		queueRunning: prometheus.NewDesc("rsbridge_scheduler_running",
+			"Runs holding one of the scheduler's slots.", nil, nil),
+		queueWaiting: prometheus.NewDesc("rsbridge_scheduler_waiting",
+			"Runs waiting in the scheduler's queue for a slot.", nil, nil),
+		concurrency: prometheus.NewDesc("rsbridge_scheduler_concurrency",
+			"The scheduler's slots: the most runs going at once (scheduler.concurrency).", nil, nil),
+		oldestWait: prometheus.NewDesc("rsbridge_scheduler_oldest_wait_seconds",
+			"How long the run waiting longest for a slot has waited; 0 when none waits.", nil, nil),
 		subscribers: prometheus.NewDesc("rsbridge_websub_subscriptions",
 			"Live WebSub subscriptions per channel (a resource set's changenotification.xml).", []string{"channel"}, nil),
 		pending: prometheus.NewDesc("rsbridge_websub_pending_deliveries",
@@ -311,7 +372,8 @@ func newStateDescs() stateDescs {
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.d
 	for _, d := range []*prometheus.Desc{d.storeBytes, d.free, d.reserve, d.records, d.seq, d.running, d.runRecords,
-		d.subscribers, d.pending, d.delivered, d.failed, d.dropped, d.oldest, d.qualityRecords, d.qualityCodes} {
+		d.subscribers, d.pending, d.delivered, d.failed, d.dropped, d.oldest, d.qualityRecords, d.qualityCodes,
+		d.repositories, d.queueRunning, d.queueWaiting, d.concurrency, d.oldestWait} {
 		ch <- d
 	}
 }
@@ -327,65 +389,115 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := c.db.View(ctx, func(s *store.Snap) error {
-		for _, repo := range c.cfg.Repositories {
-			for _, p := range repo.MetadataPrefixes {
-				ctr, err := s.Counter(repo.Name, p)
-				if err != nil {
-					return err
-				}
-				ch <- prometheus.MustNewConstMetric(d.records, prometheus.GaugeValue, float64(ctr.Live), repo.Name, p, "live")
-				ch <- prometheus.MustNewConstMetric(d.records, prometheus.GaugeValue, float64(ctr.Deleted), repo.Name, p, "deleted")
-				ch <- prometheus.MustNewConstMetric(d.seq, prometheus.GaugeValue, float64(ctr.Seq), repo.Name, p)
-				q, err := s.Quality(repo.Name, p)
-				if err != nil {
-					return err
-				}
-				if q.Version != "" {
-					for _, level := range []string{"record-error", "item-error", "warning"} {
-						ch <- prometheus.MustNewConstMetric(d.qualityRecords, prometheus.GaugeValue, float64(q.Records[level]), repo.Name, p, level)
-					}
-					for code, n := range q.Codes {
-						ch <- prometheus.MustNewConstMetric(d.qualityCodes, prometheus.GaugeValue, float64(n), repo.Name, p, code)
-					}
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := c.db.View(ctx, func(s *store.Snap) error { return c.collectStore(s, ch) }); err != nil {
 		ch <- prometheus.NewInvalidMetric(d.records, err)
 	}
 	if c.sched != nil {
-		for _, name := range c.sched.Repositories() {
-			a := c.sched.Activity(name)
-			for _, kind := range []string{harvest.KindHarvest, harvest.KindFullHarvest, harvest.KindReconcile} {
-				v := 0.0
-				if a != nil && a.Kind == kind {
-					v = 1
-				}
-				ch <- prometheus.MustNewConstMetric(d.running, prometheus.GaugeValue, v, name, kind)
-			}
-			if a != nil && a.Prefix != "" {
-				ch <- prometheus.MustNewConstMetric(d.runRecords, prometheus.GaugeValue, float64(a.Records), name, a.Prefix)
-			}
-		}
+		c.collectScheduler(ch)
 	}
 	if c.notifier != nil {
-		st := c.notifier.Stats()
-		for topic, n := range st.Subscribers {
-			ch <- prometheus.MustNewConstMetric(d.subscribers, prometheus.GaugeValue, float64(n), topic)
-		}
-		ch <- prometheus.MustNewConstMetric(d.pending, prometheus.GaugeValue, float64(st.Pending))
-		ch <- prometheus.MustNewConstMetric(d.delivered, prometheus.CounterValue, float64(st.Delivered))
-		ch <- prometheus.MustNewConstMetric(d.failed, prometheus.CounterValue, float64(st.Failed))
-		ch <- prometheus.MustNewConstMetric(d.dropped, prometheus.CounterValue, float64(st.Dropped))
-		oldest := 0.0
-		if !st.OldestPending.IsZero() {
-			oldest = float64(st.OldestPending.Unix())
-		}
-		ch <- prometheus.MustNewConstMetric(d.oldest, prometheus.GaugeValue, oldest)
+		c.collectNotifier(ch)
 	}
+}
+
+// collectStore reads, from one snapshot, the records and quality of every
+// format and the state of every repository.
+func (c *stateCollector) collectStore(s *store.Snap, ch chan<- prometheus.Metric) error {
+	d := c.d
+	states := map[string]int{}
+	codes := map[[2]string]int64{} // prefix, code: summed over repositories
+	for _, repo := range c.cfg.Repositories {
+		info, err := s.RepoInfo(repo.Name)
+		if err != nil {
+			return err
+		}
+		var act *harvest.Activity
+		if c.sched != nil {
+			act = c.sched.Activity(repo.Name)
+		}
+		states[repoState(info, act)]++
+		for _, p := range repo.MetadataPrefixes {
+			if err := c.collectFormat(s, repo.Name, p, codes, ch); err != nil {
+				return err
+			}
+		}
+	}
+	for _, state := range repoStates() {
+		ch <- prometheus.MustNewConstMetric(d.repositories, prometheus.GaugeValue, float64(states[state]), state)
+	}
+	for k, n := range codes {
+		ch <- prometheus.MustNewConstMetric(d.qualityCodes, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+	return nil
+}
+
+// collectFormat reads one format's counters and quality levels, and adds
+// its reason codes to codes.
+func (c *stateCollector) collectFormat(s *store.Snap, repo, p string, codes map[[2]string]int64, ch chan<- prometheus.Metric) error {
+	d := c.d
+	ctr, err := s.Counter(repo, p)
+	if err != nil {
+		return err
+	}
+	ch <- prometheus.MustNewConstMetric(d.records, prometheus.GaugeValue, float64(ctr.Live), repo, p, "live")
+	ch <- prometheus.MustNewConstMetric(d.records, prometheus.GaugeValue, float64(ctr.Deleted), repo, p, "deleted")
+	ch <- prometheus.MustNewConstMetric(d.seq, prometheus.GaugeValue, float64(ctr.Seq), repo, p)
+	q, err := s.Quality(repo, p)
+	if err != nil || q.Version == "" {
+		return err
+	}
+	for _, level := range []string{"record-error", "item-error", "warning"} {
+		ch <- prometheus.MustNewConstMetric(d.qualityRecords, prometheus.GaugeValue, float64(q.Records[level]), repo, p, level)
+	}
+	for code, n := range q.Codes {
+		codes[[2]string{p, code}] += n
+	}
+	return nil
+}
+
+// collectScheduler reads the runs going per repository and the queue.
+func (c *stateCollector) collectScheduler(ch chan<- prometheus.Metric) {
+	d := c.d
+	for _, name := range c.sched.Repositories() {
+		a := c.sched.Activity(name)
+		for _, kind := range []string{harvest.KindHarvest, harvest.KindFullHarvest, harvest.KindReconcile} {
+			v := 0.0
+			if a != nil && !a.Waiting && a.Kind == kind {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(d.running, prometheus.GaugeValue, v, name, kind)
+		}
+		if a != nil && a.Prefix != "" {
+			ch <- prometheus.MustNewConstMetric(d.runRecords, prometheus.GaugeValue, float64(a.Records), name, a.Prefix)
+		}
+	}
+	q := c.sched.Queue()
+	ch <- prometheus.MustNewConstMetric(d.queueRunning, prometheus.GaugeValue, float64(len(q.Running)))
+	ch <- prometheus.MustNewConstMetric(d.queueWaiting, prometheus.GaugeValue, float64(len(q.Waiting)))
+	ch <- prometheus.MustNewConstMetric(d.concurrency, prometheus.GaugeValue, float64(q.Concurrency))
+	wait := 0.0
+	for _, w := range q.Waiting {
+		wait = max(wait, time.Since(w.Since).Seconds())
+	}
+	ch <- prometheus.MustNewConstMetric(d.oldestWait, prometheus.GaugeValue, wait)
+}
+
+// collectNotifier reads the WebSub hub's counters and backlog.
+func (c *stateCollector) collectNotifier(ch chan<- prometheus.Metric) {
+	d := c.d
+	st := c.notifier.Stats()
+	for topic, n := range st.Subscribers {
+		ch <- prometheus.MustNewConstMetric(d.subscribers, prometheus.GaugeValue, float64(n), topic)
+	}
+	ch <- prometheus.MustNewConstMetric(d.pending, prometheus.GaugeValue, float64(st.Pending))
+	ch <- prometheus.MustNewConstMetric(d.delivered, prometheus.CounterValue, float64(st.Delivered))
+	ch <- prometheus.MustNewConstMetric(d.failed, prometheus.CounterValue, float64(st.Failed))
+	ch <- prometheus.MustNewConstMetric(d.dropped, prometheus.CounterValue, float64(st.Dropped))
+	oldest := 0.0
+	if !st.OldestPending.IsZero() {
+		oldest = float64(st.OldestPending.Unix())
+	}
+	ch <- prometheus.MustNewConstMetric(d.oldest, prometheus.GaugeValue, oldest)
 }
 
 // BuildRevision is the VCS revision the binary was built from ("unknown"

@@ -1,9 +1,12 @@
 package bridge
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,11 +41,18 @@ func parsePages() *template.Template {
 {{if .Status.Disk.HarvestsStopped}}<p class="err"><b>Harvests are stopped:</b> {{.Status.Disk.Error}}</p>{{end}}
 <p>OAI-PMH repositories published as ResourceSync 1.1 sources.
 Destinations start at the <a href="{{.Status.SourceDescription}}">Source Description</a> (<code>/.well-known/resourcesync</code>).
-Machine-readable status: <a href="status.json">status.json</a>.</p>
-{{range $r := .Repos}}<h2>{{.Name}}{{if .RepositoryName}}: {{.RepositoryName}}{{end}}</h2>
+Machine-readable status: <a href="status.json">status.json</a> (same query parameters).</p>
+{{template "summary" .}}
+{{template "nav" .Nav}}
+{{if .Repos}}<table><tr><th>repository</th><th>state</th><th>host</th><th>last success</th><th>last failure</th></tr>
+{{range .Repos}}<tr><td><a href="#repo-{{.Name}}">{{.Name}}</a></td><td>{{if eq .State "failing"}}<span class="err">failing</span>{{else}}{{.State}}{{end}}{{with .Running}}{{if .Waiting}} (no. {{.Position}} in line){{end}}{{end}}</td>
+<td><a href="?host={{.Host}}">{{.Host}}</a></td><td>{{with .LastSuccess}}{{time .Ended}}{{else}}never{{end}}</td><td>{{with .LastFailure}}{{time .Ended}}{{else}}none{{end}}</td></tr>
+{{end}}</table>{{else}}<p>No repository {{if .Status.Matching}}on this page{{else}}matches{{end}}.</p>{{end}}
+{{range $r := .Repos}}<h2 id="repo-{{.Name}}">{{.Name}}{{if .RepositoryName}}: {{.RepositoryName}}{{end}}</h2>
 <p>OAI-PMH endpoint <code>{{.BaseURL}}</code>; deletedRecord <code>{{or .DeletedRecord "?"}}</code>, granularity <code>{{or .Granularity "?"}}</code>.</p>
 <table>
-<tr><th>now</th><td>{{with .Running}}<b>{{.Kind}} running</b> since {{time .Started}}{{if .Prefix}}, <code>{{.Prefix}}</code>{{end}}: {{num .Records}} records{{if ge .Total 0}} of {{num .Total}} ({{percent .Records .Total}}){{end}}, {{num .Pages}} pages, {{printf "%.0f" .Rate}} records/s{{if .ETA}}, about {{dur .ETA}} left{{end}}{{else}}idle{{end}}</td></tr>
+<tr><th>state</th><td>{{if eq .State "failing"}}<span class="err">failing</span>: the last run that ended failed{{else}}{{.State}}{{end}}; upstream host <code>{{.Host}}</code></td></tr>
+<tr><th>now</th><td>{{with .Running}}{{if .Waiting}}<b>{{.Kind}} waiting</b> for a slot since {{time .Started}}, no. {{.Position}} in line{{else}}<b>{{.Kind}} running</b> since {{time .Started}}{{if .Prefix}}, <code>{{.Prefix}}</code>{{end}}: {{num .Records}} records{{if ge .Total 0}} of {{num .Total}} ({{percent .Records .Total}}){{end}}, {{num .Pages}} pages, {{printf "%.0f" .Rate}} records/s{{if .ETA}}, about {{dur .ETA}} left{{end}}{{end}}{{else}}idle{{end}}</td></tr>
 {{range $f := .Formats}}{{with $f.Resume}}<tr><th>interrupted list</th><td><code>{{$f.Prefix}}</code> resumes at page {{num .Page}} ({{num .Records}} records kept)</td></tr>
 {{end}}{{end}}<tr><th>last success</th><td>{{run .LastSuccess}}</td></tr>
 <tr><th>last failure</th><td>{{with .LastFailure}}<span class="err">{{run .}}</span>{{else}}none{{end}}</td></tr>
@@ -74,8 +84,23 @@ Every record: <code>rsbridge check-records -repo {{$r.Name}} -format {{$f.Prefix
 <p>To {{.Target}}{{if .Running}}, <b>running</b>{{end}}: since start {{num .Runs}} runs ({{num .Failures}} failed), {{num .Objects}} objects written ({{bytes .Bytes}}), {{num .Deleted}} removed{{if .Unexportable}}, <span class="err">{{num .Unexportable}} records not exportable</span>{{end}};
 {{num .PendingChanges}} changes not exported yet{{if not .OldestPending.IsZero}}, the oldest from {{time .OldestPending}}{{end}}{{if .Error}}; <span class="err">{{.Error}}</span>{{end}}.
 {{with .Last}}Last run {{time .Started}}: {{num .Objects}} objects, {{num .Deleted}} removed, {{num .Skipped}} unchanged{{if .Err}}; <span class="err">failed: {{.Err}}</span>{{end}}.{{end}}</p>{{end}}
+{{if .Repos}}{{template "pager" .Nav}}{{end}}
 <p><small>rsbridge {{.Status.Version}} ({{.Status.Revision}}), running since {{time .Status.Started}}; store {{bytes .Status.Disk.StoreBytes}}.</small></p>
 </body></html>{{end}}
+
+{{define "summary"}}{{with .Status.Summary}}<h2>Summary</h2>
+<p>{{num .Repositories}} repositories: {{if .Failing}}<span class="err"><b>{{num .Failing}} failing</b></span>{{else}}0 failing{{end}} (the last run that ended failed),
+{{num .Running}} running, {{num .Waiting}} waiting for a slot, {{num .Never}} never harvested, {{num .OK}} ok; {{num .LiveRecords}} live records in all.</p>
+{{with .Queue}}<p>Queue: {{len .Running}} of {{.Concurrency}} runs going (at most {{.PerHost}} per host){{range $i, $e := .Running}}{{if $i}},{{else}}:{{end}} {{.Repository}} ({{.Kind}} on {{.Host}} since {{time .Since}}){{end}};
+{{num .Waiting}} waiting{{range $i, $e := .FirstWaiting}}{{if $i}},{{else}}, the first:{{end}} {{.Repository}} ({{.Kind}} on {{.Host}} since {{time .Since}}){{end}}{{if gt .Waiting (len .FirstWaiting)}}, …{{end}}.</p>{{end}}{{end}}{{end}}
+
+{{define "nav"}}<p>Show: {{range $i, $l := .States}}{{if $i}} · {{end}}{{if .Current}}<b>{{.Label}}</b>{{else}}<a href="{{.Href}}">{{.Label}}</a>{{end}}{{end}}
+{{if .Narrowed}} · <a href="{{.Clear}}">clear the host and name filters</a>{{end}}</p>
+<form method="get" action="">{{with .Filter.State}}<input type="hidden" name="state" value="{{.}}">{{end}}{{with .Filter.Host}}<input type="hidden" name="host" value="{{.}}">{{end}}
+<label>name contains <input name="q" value="{{.Filter.Name}}" size="16"></label> <button>filter</button>{{if .Filter.Host}} on host <code>{{.Filter.Host}}</code>{{end}}</form>
+{{template "pager" .}}{{end}}
+
+{{define "pager"}}<p>{{if .Pages}}Page {{num .Page}} of {{num .Pages}}{{else}}No page{{end}} ({{num .Matching}} matching, {{.PerPage}} per page){{with .Prev}} · <a href="{{.}}" rel="prev">previous page</a>{{end}}{{with .Next}} · <a href="{{.}}" rel="next">next page</a>{{end}}</p>{{end}}
 
 {{define "chart"}}<svg width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Label}}"><title>{{.Label}}</title>
 <line x1="0" y1="{{.H}}" x2="{{.W}}" y2="{{.H}}" stroke="#bbb"/>
@@ -105,59 +130,95 @@ type homeRepo struct {
 	Formats []homeFormat
 }
 
-// home is the status page: per repository what runs, what ran and what is
-// held. It carries no <link rel="resourcesync">: such a link must name a
-// Capability List that covers the linking page (RS-044, RS-046), and no
-// Capability List lists this page; destinations start at the Source
-// Description, which the page links in its text.
+// homeNav is the status page's navigation: the state filters, the page
+// links, the selection.
+type homeNav struct {
+	States                []homeLink
+	Filter                StatusFilter
+	Narrowed              bool   // a host or name filter is set
+	Clear                 string // the same without them
+	Page, Pages, Matching int
+	PerPage               int
+	Prev, Next            string // "": none
+}
+
+type homeLink struct {
+	Label, Href string
+	Current     bool
+}
+
+// statusNav builds the navigation of a status page. The state links keep
+// the host and name filters and start again at page 1; the counts they
+// show are of every repository, so they are left out while a host or name
+// filter narrows the list.
+func statusNav(st *Status) homeNav {
+	f := st.Filter
+	nav := homeNav{Filter: f, Narrowed: f.Host != "" || f.Name != "", Page: st.Page, Pages: st.Pages, Matching: st.Matching, PerPage: st.PerPage}
+	href := func(f StatusFilter, page int) string { return statusHref(f, page, st.PerPage) }
+	all := "all"
+	if !nav.Narrowed {
+		all = fmt.Sprintf("all (%s)", num(st.Summary.Repositories))
+	}
+	nav.States = append(nav.States, homeLink{Label: all, Href: href(StatusFilter{Host: f.Host, Name: f.Name}, 1), Current: f.State == ""})
+	for _, state := range repoStates() {
+		label := state
+		if !nav.Narrowed {
+			label = fmt.Sprintf("%s (%s)", state, num(st.Summary.ByState(state)))
+		}
+		nav.States = append(nav.States, homeLink{Label: label, Href: href(StatusFilter{State: state, Host: f.Host, Name: f.Name}, 1), Current: f.State == state})
+	}
+	nav.Clear = href(StatusFilter{State: f.State}, 1)
+	if st.Page > 1 {
+		nav.Prev = href(f, min(st.Page-1, max(st.Pages, 1)))
+	}
+	if st.Page < st.Pages {
+		nav.Next = href(f, st.Page+1)
+	}
+	return nav
+}
+
+// statusHref is the relative link to a page of a selection ("?" alone:
+// the first page of everything).
+func statusHref(f StatusFilter, page, perPage int) string {
+	v := url.Values{}
+	for k, x := range map[string]string{"state": f.State, "host": f.Host, "q": f.Name} {
+		if x != "" {
+			v.Set(k, x)
+		}
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	if perPage != perPageDefault {
+		v.Set("per_page", strconv.Itoa(perPage))
+	}
+	return "?" + v.Encode()
+}
+
+// home is the status page: a summary of every repository, then one page
+// of them (failing ones first; ?state, ?host, ?q, ?page, ?per_page as for
+// status.json), each with what runs, what ran and what is held. It carries
+// no <link rel="resourcesync">: such a link must name a Capability List
+// that covers the linking page (RS-044, RS-046), and no Capability List
+// lists this page; destinations start at the Source Description, which
+// the page links in its text.
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	st, err := s.status(r.Context(), true)
+	q, err := ParseStatusQuery(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.status(r.Context(), true, q)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	data := struct {
 		Status *Status
+		Nav    homeNav
 		Repos  []homeRepo
-	}{Status: st}
-	hide := s.cfg().Status.HideErrors
-	err = s.db.View(r.Context(), func(snap *store.Snap) error {
-		for i, rr := range st.Repositories {
-			repo := s.cfg().Repositories[i]
-			specs, err := s.src.Published(r.Context(), repo)
-			if err != nil {
-				return err
-			}
-			hr := homeRepo{RepoReport: rr}
-			for _, fr := range rr.Formats {
-				hf := homeFormat{FormatReport: fr, Chart: eventsChart(fr.EventsPerDay)}
-				all := s.src.All(repo, fr.Prefix)
-				hf.Sets = append(hf.Sets, homeSet{Label: "all records", CapabilityList: all.CapabilityList(), About: all.About()})
-				for j, spec := range specs {
-					if j >= homeSetsShown {
-						hf.MoreSets = len(specs) - homeSetsShown
-						break
-					}
-					rs := s.src.Set(repo, fr.Prefix, spec)
-					hf.Sets = append(hf.Sets, homeSet{Label: "set " + spec, CapabilityList: rs.CapabilityList(), About: rs.About()})
-				}
-				if _, err := snap.Quarantine(repo.Name, fr.Prefix, 20, func(q store.Quarantined) error {
-					q.Identifier = source.Clip(q.Shown(), 260)
-					if hide {
-						q.Reason = hiddenError
-					}
-					hf.Held = append(hf.Held, q)
-					return nil
-				}); err != nil {
-					return err
-				}
-				hr.Formats = append(hr.Formats, hf)
-			}
-			data.Repos = append(data.Repos, hr)
-		}
-		return nil
-	})
-	if err != nil {
+	}{Status: v.Status, Nav: statusNav(v.Status)}
+	if data.Repos, err = s.homeRepos(r.Context(), v); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -166,6 +227,52 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	if err := s.pages.ExecuteTemplate(w, "home", data); err != nil {
 		s.log.Error("home page", "err", err)
 	}
+}
+
+// homeRepos adds to the page's repositories what only the HTML shows:
+// resource set links, charts and the first quarantined records.
+func (s *Server) homeRepos(ctx context.Context, v *statusView) ([]homeRepo, error) {
+	hide := s.cfg().Status.HideErrors
+	var out []homeRepo
+	err := s.db.View(ctx, func(snap *store.Snap) error {
+		for i, rr := range v.Repositories {
+			hr := homeRepo{RepoReport: rr}
+			for _, fr := range rr.Formats {
+				hf, err := s.homeFormat(snap, v.repos[i], v.specs[i], fr, hide)
+				if err != nil {
+					return err
+				}
+				hr.Formats = append(hr.Formats, hf)
+			}
+			out = append(out, hr)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// homeFormat is one format of a repository on the status page.
+func (s *Server) homeFormat(snap *store.Snap, repo config.Repository, specs []string, fr FormatReport, hide bool) (homeFormat, error) {
+	hf := homeFormat{FormatReport: fr, Chart: eventsChart(fr.EventsPerDay)}
+	all := s.src.All(repo, fr.Prefix)
+	hf.Sets = append(hf.Sets, homeSet{Label: "all records", CapabilityList: all.CapabilityList(), About: all.About()})
+	for j, spec := range specs {
+		if j >= homeSetsShown {
+			hf.MoreSets = len(specs) - homeSetsShown
+			break
+		}
+		rs := s.src.Set(repo, fr.Prefix, spec)
+		hf.Sets = append(hf.Sets, homeSet{Label: "set " + spec, CapabilityList: rs.CapabilityList(), About: rs.About()})
+	}
+	_, err := snap.Quarantine(repo.Name, fr.Prefix, 20, func(q store.Quarantined) error {
+		q.Identifier = source.Clip(q.Shown(), 260)
+		if hide {
+			q.Reason = hiddenError
+		}
+		hf.Held = append(hf.Held, q)
+		return nil
+	})
+	return hf, err
 }
 
 // runSummary is one line about a finished run.

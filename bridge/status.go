@@ -4,27 +4,46 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rsbridge/rsbridge/bridge/export"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/store"
 )
 
-// Status is what the home page, /status.json and /admin/status report.
+// Status is what the home page, /status.json and /admin/status report:
+// first a summary of every repository (cheap: read for all of them on
+// every request), then one page of repositories in full detail, those
+// that need a look first (see the repository states), filtered and paged
+// by the request's query (StatusQuery).
 type Status struct {
 	Version           string        `json:"version"`
 	Revision          string        `json:"revision"`
 	Now               time.Time     `json:"now"`
 	Started           time.Time     `json:"started"`
 	SourceDescription string        `json:"source_description"`
+	Summary           StatusSummary `json:"summary"`
 	Disk              DiskReport    `json:"disk"`
-	Repositories      []RepoReport  `json:"repositories"`
 	Dumps             *ErrorReport  `json:"dumps,omitempty"`
 	Notification      *NotifyReport `json:"notification,omitempty"`
 	Export            *ExportReport `json:"export,omitempty"`
+	// Filter is the selection asked for; Matching counts the repositories
+	// it selects, Repositories holds page Page (1-based) of them, PerPage
+	// a page, Pages pages in all.
+	Filter       StatusFilter `json:"filter,omitzero"`
+	Matching     int          `json:"matching"`
+	Page         int          `json:"page"`
+	PerPage      int          `json:"per_page"`
+	Pages        int          `json:"pages"`
+	Repositories []RepoReport `json:"repositories"`
 }
 
 // ExportReport is the static export (export.target): totals since start,
@@ -57,7 +76,11 @@ type DiskReport struct {
 // RepoReport is one repository: what runs now, what ran, what is next, what
 // is held.
 type RepoReport struct {
-	Name           string            `json:"name"`
+	Name string `json:"name"`
+	// State is the repository's state (failing, running, waiting, never,
+	// ok: see repoState); Host its upstream host name.
+	State          string            `json:"state"`
+	Host           string            `json:"host,omitempty"`
 	BaseURL        string            `json:"base_url"`
 	RepositoryName string            `json:"repository_name,omitempty"`
 	DeletedRecord  string            `json:"deleted_record,omitempty"`
@@ -176,36 +199,99 @@ const chartDays = 30
 // status.hide_errors.
 const hiddenError = "(details hidden: see the log or /admin/status)"
 
-// status gathers the status; public applies status.hide_errors.
-func (s *Server) status(ctx context.Context, public bool) (*Status, error) {
+// statusView is a status with what the home page needs beside it: the
+// configuration and the published sets of the repositories shown.
+type statusView struct {
+	*Status
+	repos []config.Repository // as Status.Repositories
+	specs [][]string          // their published sets
+}
+
+// status gathers the status; public applies status.hide_errors. The
+// summary and the selection come from one snapshot; the detail of the
+// page's repositories from a second one, opened after their published sets
+// are looked up (the set catalog opens snapshots of its own, and snapshots
+// are not nested).
+func (s *Server) status(ctx context.Context, public bool, q StatusQuery) (*statusView, error) {
 	now := s.now().UTC()
 	st := &Status{Version: Version, Revision: BuildRevision(), Now: now, Started: s.ops.started, SourceDescription: s.src.SourceDescriptionURL()}
-	hide := func(msg string) string {
-		if public && s.cfg().Status.HideErrors && msg != "" {
+	hide := s.hider(public)
+	s.backgroundStatus(st, hide)
+	var rows []repoRow
+	err := s.db.View(ctx, func(snap *store.Snap) error {
+		var err error
+		rows, st.Summary, err = s.survey(snap)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.Summary.Queue = s.queueSummary()
+	shown := paginate(st, rows, q)
+	v := &statusView{Status: st}
+	if v.Repositories, v.specs, err = s.details(ctx, shown, now, hide); err != nil {
+		return nil, err
+	}
+	for _, r := range shown {
+		v.repos = append(v.repos, r.repo)
+	}
+	return v, nil
+}
+
+// hider replaces error texts with hiddenError on the public status when
+// status.hide_errors is set.
+func (s *Server) hider(public bool) func(string) string {
+	hideAll := public && s.cfg().Status.HideErrors
+	return func(msg string) string {
+		if hideAll && msg != "" {
 			return hiddenError
 		}
 		return msg
 	}
-	s.backgroundStatus(st, hide)
-	sets := map[string]int{}
-	for _, repo := range s.cfg().Repositories {
-		specs, err := s.src.Published(ctx, repo)
-		if err != nil {
-			return nil, err
+}
+
+// details reports the repositories shown in full: their published sets,
+// then every format's counters, quarantine, chart and quality from one
+// snapshot.
+func (s *Server) details(ctx context.Context, rows []repoRow, now time.Time, hide func(string) string) ([]RepoReport, [][]string, error) {
+	specs := make([][]string, len(rows))
+	for i, r := range rows {
+		var err error
+		if specs[i], err = s.src.Published(ctx, r.repo); err != nil {
+			return nil, nil, err
 		}
-		sets[repo.Name] = len(specs) + 1
 	}
+	reports := make([]RepoReport, 0, len(rows))
 	err := s.db.View(ctx, func(snap *store.Snap) error {
-		for _, repo := range s.cfg().Repositories {
-			rr, err := s.repoStatus(snap, repo, sets[repo.Name], now, hide)
+		for i, r := range rows {
+			rr, err := s.repoStatus(snap, r, len(specs[i])+1, now, hide)
 			if err != nil {
 				return err
 			}
-			st.Repositories = append(st.Repositories, rr)
+			reports = append(reports, rr)
 		}
 		return nil
 	})
-	return st, err
+	return reports, specs, err
+}
+
+// repoReport is one repository's full report (GET /admin/repos/{repo}),
+// without the summary of the others.
+func (s *Server) repoReport(ctx context.Context, repo config.Repository, public bool) (RepoReport, error) {
+	var row repoRow
+	err := s.db.View(ctx, func(snap *store.Snap) error {
+		var err error
+		row, err = s.row(snap, repo)
+		return err
+	})
+	if err != nil {
+		return RepoReport{}, err
+	}
+	reports, _, err := s.details(ctx, []repoRow{row}, s.now().UTC(), s.hider(public))
+	if err != nil {
+		return RepoReport{}, err
+	}
+	return reports[0], nil
 }
 
 // backgroundStatus reports the disk, the dumper and the notifier.
@@ -243,25 +329,15 @@ func (s *Server) backgroundStatus(st *Status, hide func(string) string) {
 }
 
 // repoStatus reports one repository: what it is, its runs, each format.
-func (s *Server) repoStatus(snap *store.Snap, repo config.Repository, sets int, now time.Time, hide func(string) string) (RepoReport, error) {
-	info, err := snap.RepoInfo(repo.Name)
-	if err != nil {
-		return RepoReport{}, err
-	}
-	rr := RepoReport{Name: repo.Name, BaseURL: s.cfg().PublicBaseURL(repo), RepositoryName: info.RepositoryName,
-		DeletedRecord: info.DeletedRecord, Granularity: info.Granularity, LastReconcile: info.LastReconcile}
-	for _, run := range []struct {
-		rec *store.RunRecord
-		out **RunReport
-	}{{info.LastSuccess, &rr.LastSuccess}, {info.LastFailure, &rr.LastFailure}} {
-		if run.rec != nil {
-			r := &RunReport{RunRecord: *run.rec, DurationSeconds: run.rec.Ended.Sub(run.rec.Started).Seconds()}
-			r.Error = hide(r.Error)
-			*run.out = r
-		}
-	}
+// The row's RepoInfo and activity are the ones its state was read from, so
+// the report and the state agree.
+func (s *Server) repoStatus(snap *store.Snap, row repoRow, sets int, now time.Time, hide func(string) string) (RepoReport, error) {
+	repo, info := row.repo, row.info
+	rr := RepoReport{Name: repo.Name, State: row.state, Host: row.host, BaseURL: s.cfg().PublicBaseURL(repo), RepositoryName: info.RepositoryName,
+		DeletedRecord: info.DeletedRecord, Granularity: info.Granularity, LastReconcile: info.LastReconcile, Running: row.act}
+	rr.LastSuccess = runReport(info.LastSuccess, hide)
+	rr.LastFailure = runReport(info.LastFailure, hide)
 	if s.ops.sched != nil {
-		rr.Running = s.ops.sched.Activity(repo.Name)
 		rr.NextHarvest, rr.NextReconcile = s.ops.sched.Next(repo.Name)
 	}
 	for _, p := range repo.MetadataPrefixes {
@@ -272,6 +348,16 @@ func (s *Server) repoStatus(snap *store.Snap, repo config.Repository, sets int, 
 		rr.Formats = append(rr.Formats, fr)
 	}
 	return rr, nil
+}
+
+// runReport reports a finished run (nil: none).
+func runReport(rec *store.RunRecord, hide func(string) string) *RunReport {
+	if rec == nil {
+		return nil
+	}
+	r := &RunReport{RunRecord: *rec, DurationSeconds: rec.Ended.Sub(rec.Started).Seconds()}
+	r.Error = hide(r.Error)
+	return r
 }
 
 // formatStatus reports one format of a repository.
@@ -310,12 +396,23 @@ func (s *Server) storeBytes() int64 {
 
 // statusJSON serves /status.json: the public status, uncached.
 func (s *Server) statusJSON(w http.ResponseWriter, r *http.Request) {
-	st, err := s.status(r.Context(), true)
+	s.serveStatusJSON(w, r, true)
+}
+
+// serveStatusJSON answers /status.json or /admin/status with the page and
+// selection the query asks for.
+func (s *Server) serveStatusJSON(w http.ResponseWriter, r *http.Request, public bool) {
+	q, err := ParseStatusQuery(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	v, err := s.status(r.Context(), public, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v.Status)
 }
 
 // writeJSON answers a JSON document.
@@ -346,4 +443,296 @@ func (s *Server) exportStatus(hide func(string) string) *ExportReport {
 		r.PendingChanges, r.OldestPending = lag.Changes, lag.Oldest
 	}
 	return r
+}
+
+// The states of a repository, as the status summary, its filter
+// (?state=), the bulk harvest (POST /admin/harvest?state=) and the gauge
+// rsbridge_repositories{state} name them. Every repository is in exactly
+// one: the first of these that applies, in this order, which is also the
+// order of the status list (what needs a look comes first).
+//
+//	failing  the last run that ended, ended in failure: RepoInfo.LastFailure
+//	         ended after LastSuccess, or there is no success. A retry that
+//	         runs or waits does not clear it; only a run that succeeds does.
+//	         An interrupted run (cancelled, shut down) did not end in this
+//	         sense: it records neither, and changes nothing.
+//	running  a run of it holds one of the scheduler's slots
+//	waiting  a run of it is queued for a slot (harvest.Activity.Waiting)
+//	never    no run of it has ended yet: no success and no failure
+//	ok       the last run that ended succeeded, and none runs or waits
+//
+// "running" and "waiting" come from the scheduler at the moment of the
+// request, the others from the store; a failing repository being retried
+// stays "failing" (its report's running field says the retry goes on), so
+// the failing count only drops when a retry succeeds.
+const (
+	stateFailing = "failing"
+	stateRunning = "running"
+	stateWaiting = "waiting"
+	stateNever   = "never"
+	stateOK      = "ok"
+)
+
+// nStates is the number of repository states.
+const nStates = 5
+
+// repoStates are the states in list order.
+func repoStates() [nStates]string {
+	return [nStates]string{stateFailing, stateRunning, stateWaiting, stateNever, stateOK}
+}
+
+// stateRank is a state's place in the list order (-1: no such state).
+func stateRank(state string) int {
+	states := repoStates()
+	return slices.Index(states[:], state)
+}
+
+// repoState is a repository's state from its RepoInfo and the scheduler's
+// activity (nil: idle).
+func repoState(info store.RepoInfo, act *harvest.Activity) string {
+	switch {
+	case lastRunFailed(info):
+		return stateFailing
+	case act != nil && !act.Waiting:
+		return stateRunning
+	case act != nil:
+		return stateWaiting
+	case info.LastSuccess == nil:
+		return stateNever
+	}
+	return stateOK
+}
+
+// lastRunFailed: the last run that ended (interrupted runs do not count)
+// ended in failure.
+func lastRunFailed(info store.RepoInfo) bool {
+	fail, ok := info.LastFailure, info.LastSuccess
+	return fail != nil && (ok == nil || fail.Ended.After(ok.Ended))
+}
+
+// StatusSummary counts every repository by state (they add up to
+// Repositories), the live records of all of them, and the scheduler's
+// queue (nil without a scheduler).
+type StatusSummary struct {
+	Repositories int           `json:"repositories"`
+	Failing      int           `json:"failing"`
+	Running      int           `json:"running"`
+	Waiting      int           `json:"waiting"`
+	Never        int           `json:"never"`
+	OK           int           `json:"ok"`
+	LiveRecords  int64         `json:"live_records"`
+	Queue        *QueueSummary `json:"queue,omitempty"`
+}
+
+// count adds one repository of a state.
+func (sum *StatusSummary) count(state string) {
+	sum.Repositories++
+	switch state {
+	case stateFailing:
+		sum.Failing++
+	case stateRunning:
+		sum.Running++
+	case stateWaiting:
+		sum.Waiting++
+	case stateNever:
+		sum.Never++
+	default:
+		sum.OK++
+	}
+}
+
+// ByState is the number of repositories in a state.
+func (sum StatusSummary) ByState(state string) int {
+	switch state {
+	case stateFailing:
+		return sum.Failing
+	case stateRunning:
+		return sum.Running
+	case stateWaiting:
+		return sum.Waiting
+	case stateNever:
+		return sum.Never
+	case stateOK:
+		return sum.OK
+	}
+	return 0
+}
+
+// QueueSummary is the scheduler's queue: its limits, the runs holding a
+// slot, how many wait and the first of them (FirstWaiting, oldest first,
+// at most queueShown).
+type QueueSummary struct {
+	Concurrency  int                  `json:"concurrency"`
+	PerHost      int                  `json:"per_host"`
+	Running      []harvest.QueueEntry `json:"running"`
+	Waiting      int                  `json:"waiting"`
+	FirstWaiting []harvest.QueueEntry `json:"first_waiting,omitempty"`
+}
+
+// queueShown is how many waiting runs the summary lists.
+const queueShown = 10
+
+// queueSummary reads the scheduler's queue (nil: no scheduler).
+func (s *Server) queueSummary() *QueueSummary {
+	if s.ops.sched == nil {
+		return nil
+	}
+	q := s.ops.sched.Queue()
+	if q.Running == nil {
+		q.Running = []harvest.QueueEntry{} // [] in JSON: nothing runs
+	}
+	return &QueueSummary{Concurrency: q.Concurrency, PerHost: q.PerHost, Running: q.Running,
+		Waiting: len(q.Waiting), FirstWaiting: q.Waiting[:min(len(q.Waiting), queueShown)]}
+}
+
+// repoRow is one repository as the summary sees it: what the store says
+// of its runs (RepoInfo, one point read), what the scheduler says it does,
+// the state both give, and its upstream host. Nothing per format.
+type repoRow struct {
+	repo  config.Repository
+	info  store.RepoInfo
+	act   *harvest.Activity
+	state string
+	host  string
+}
+
+// row reads one repository's row.
+func (s *Server) row(snap *store.Snap, repo config.Repository) (repoRow, error) {
+	info, err := snap.RepoInfo(repo.Name)
+	if err != nil {
+		return repoRow{}, fmt.Errorf("status of %s: %w", repo.Name, err)
+	}
+	r := repoRow{repo: repo, info: info, host: s.repoHost(repo)}
+	if s.ops.sched != nil {
+		r.act = s.ops.sched.Activity(repo.Name)
+	}
+	r.state = repoState(info, r.act)
+	return r, nil
+}
+
+// repoHost is a repository's upstream host name: the scheduler's (which
+// its queue limits per host), else the base URL's.
+func (s *Server) repoHost(repo config.Repository) string {
+	if s.ops.sched != nil {
+		return s.ops.sched.Host(repo.Name)
+	}
+	if u, err := url.Parse(repo.BaseURL); err == nil {
+		return u.Hostname()
+	}
+	return ""
+}
+
+// survey reads every configured repository's row and the summary from one
+// snapshot: per repository its RepoInfo and the scheduler's activity, per
+// format one counter (a point read, for the live records); no scans. The
+// rows come in list order: by state (repoStates), then configuration
+// order.
+func (s *Server) survey(snap *store.Snap) ([]repoRow, StatusSummary, error) {
+	var byState [nStates][]repoRow // grouped in order: no sort moving large rows around
+	var sum StatusSummary
+	for _, repo := range s.cfg().Repositories {
+		r, err := s.row(snap, repo)
+		if err != nil {
+			return nil, StatusSummary{}, err
+		}
+		for _, p := range repo.MetadataPrefixes {
+			c, err := snap.Counter(repo.Name, p)
+			if err != nil {
+				return nil, StatusSummary{}, fmt.Errorf("status of %s/%s: %w", repo.Name, p, err)
+			}
+			sum.LiveRecords += c.Live
+		}
+		sum.count(r.state)
+		byState[stateRank(r.state)] = append(byState[stateRank(r.state)], r)
+	}
+	return slices.Concat(byState[:]...), sum, nil
+}
+
+// StatusFilter selects repositories: each field set must match.
+type StatusFilter struct {
+	State string `json:"state,omitempty"` // a repository state
+	Host  string `json:"host,omitempty"`  // the upstream host name, case-insensitive
+	Name  string `json:"q,omitempty"`     // a substring of the repository's name, case-insensitive
+}
+
+// IsZero: the filter selects every repository.
+func (f StatusFilter) IsZero() bool { return f == StatusFilter{} }
+
+func (f StatusFilter) match(r repoRow) bool {
+	return (f.State == "" || r.state == f.State) &&
+		(f.Host == "" || strings.EqualFold(r.host, f.Host)) &&
+		(f.Name == "" || strings.Contains(strings.ToLower(r.repo.Name), strings.ToLower(f.Name)))
+}
+
+// StatusQuery is what a status request asks for: a selection and a page
+// of it.
+type StatusQuery struct {
+	Filter  StatusFilter
+	Page    int // 1-based
+	PerPage int
+}
+
+// Status pages: perPageDefault repositories unless per_page says
+// otherwise, at most perPageMax (larger values are lowered to it).
+const (
+	perPageDefault = 50
+	perPageMax     = 500
+)
+
+// ParseStatusQuery reads state, host, q, page and per_page; an unknown
+// state, or a page or per_page that is not a positive integer, is a 400.
+func ParseStatusQuery(v url.Values) (StatusQuery, error) {
+	q := StatusQuery{Filter: StatusFilter{State: strings.ToLower(strings.TrimSpace(v.Get("state"))),
+		Host: strings.TrimSpace(v.Get("host")), Name: strings.TrimSpace(v.Get("q"))}, Page: 1, PerPage: perPageDefault}
+	if q.Filter.State != "" && stateRank(q.Filter.State) < 0 {
+		return StatusQuery{}, invalid("unknown state %q: use failing, running, waiting, never or ok", source.Clip(q.Filter.State, 40))
+	}
+	for _, p := range []struct {
+		name string
+		out  *int
+	}{{"page", &q.Page}, {"per_page", &q.PerPage}} {
+		raw := v.Get(p.name)
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 {
+			return StatusQuery{}, invalid("%s must be a positive integer, not %q", p.name, source.Clip(raw, 40))
+		}
+		*p.out = n
+	}
+	q.PerPage = min(q.PerPage, perPageMax)
+	return q, nil
+}
+
+// invalid is a 400 answer.
+func invalid(format string, args ...any) error {
+	return &source.Error{Code: source.CodeInvalid, Msg: fmt.Sprintf(format, args...)}
+}
+
+// selectRows keeps the rows the filter matches, in order.
+func selectRows(rows []repoRow, f StatusFilter) []repoRow {
+	if f.IsZero() {
+		return rows
+	}
+	var out []repoRow
+	for _, r := range rows {
+		if f.match(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// paginate notes the selection and the page on st and returns the page's
+// rows (none past the last page).
+func paginate(st *Status, rows []repoRow, q StatusQuery) []repoRow {
+	matching := selectRows(rows, q.Filter)
+	st.Filter, st.Page, st.PerPage, st.Matching = q.Filter, q.Page, q.PerPage, len(matching)
+	st.Pages = (len(matching) + q.PerPage - 1) / q.PerPage
+	if q.Page > st.Pages {
+		return nil
+	}
+	from := (q.Page - 1) * q.PerPage
+	return matching[from:min(from+q.PerPage, len(matching))]
 }
