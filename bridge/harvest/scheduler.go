@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -34,7 +35,8 @@ type Scheduler struct {
 	transports map[[2]time.Duration]*http.Transport // shared by repositories with the same timeouts
 	harvesters map[string]*Harvester
 	names      []string
-	entries    map[string][2]cron.EntryID // harvest, reconcile (0: none)
+	scheds     map[string][2]cron.Schedule // harvest, reconcile (nil: none)
+	started    atomic.Bool
 	db         *store.DB
 	log        *slog.Logger
 	ctx        context.Context
@@ -56,7 +58,7 @@ func NewScheduler(cfg *config.Config, db *store.DB, o Options) (*Scheduler, erro
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Scheduler{harvesters: map[string]*Harvester{}, entries: map[string][2]cron.EntryID{}, db: db, log: o.Logger, ctx: ctx, cancel: cancel,
+	s := &Scheduler{harvesters: map[string]*Harvester{}, scheds: map[string][2]cron.Schedule{}, db: db, log: o.Logger, ctx: ctx, cancel: cancel,
 		queue: newQueue(cfg.Scheduler.Concurrency, cfg.Scheduler.PerHost, o.Now), transports: map[[2]time.Duration]*http.Transport{}}
 	if s.queue.now == nil {
 		s.queue.now = time.Now
@@ -80,21 +82,20 @@ func (s *Scheduler) add(cfg *config.Config, repo config.Repository, db *store.DB
 	}
 	s.harvesters[repo.Name] = h
 	s.names = append(s.names, repo.Name)
-	var ids [2]cron.EntryID
-	sched, err := jittered(repo.Schedule, repo.Name, cfg.Scheduler.Jitter)
-	if err != nil {
+	var scheds [2]cron.Schedule
+	if scheds[0], err = jittered(repo.Schedule, repo.Name, cfg.Scheduler.Jitter); err != nil {
 		return fmt.Errorf("repository %s: schedule %q: %w", repo.Name, repo.Schedule, err)
 	}
-	ids[0] = s.cron.Schedule(sched, cron.FuncJob(func() { s.run(h, KindHarvest, false, true) }))
+	s.cron.Schedule(scheds[0], cron.FuncJob(func() { s.run(h, KindHarvest, false, true) }))
 	if cfg.HasReconcile(repo) {
 		// Reconciliations get another offset, so they do not follow a
 		// harvest of the repository at once.
-		if sched, err = jittered(repo.Reconcile, repo.Name+"\x00reconcile", cfg.Scheduler.Jitter); err != nil {
+		if scheds[1], err = jittered(repo.Reconcile, repo.Name+"\x00reconcile", cfg.Scheduler.Jitter); err != nil {
 			return fmt.Errorf("repository %s: reconcile %q: %w", repo.Name, repo.Reconcile, err)
 		}
-		ids[1] = s.cron.Schedule(sched, cron.FuncJob(func() { s.run(h, KindReconcile, false, false) }))
+		s.cron.Schedule(scheds[1], cron.FuncJob(func() { s.run(h, KindReconcile, false, false) }))
 	}
-	s.entries[repo.Name] = ids
+	s.scheds[repo.Name] = scheds
 	return nil
 }
 
@@ -251,14 +252,21 @@ func (s *Scheduler) Activity(repo string) *Activity {
 }
 
 // Next is when the repository's next scheduled harvest and reconciliation
-// start (zero: not scheduled, or the scheduler is not running).
+// start (zero: not scheduled, or the scheduler is not running). It asks the
+// schedules, not cron: cron's Entry copies every entry (1,400 with 700
+// repositories) for each call. Cron runs a job at Next(its previous run),
+// which is Next(now) for any time before the run it computes.
 func (s *Scheduler) Next(repo string) (harvest, reconcile time.Time) {
-	ids := s.entries[repo]
-	if ids[0] != 0 {
-		harvest = s.cron.Entry(ids[0]).Next
+	if !s.started.Load() {
+		return
 	}
-	if ids[1] != 0 {
-		reconcile = s.cron.Entry(ids[1]).Next
+	now := s.queue.now().In(s.cron.Location()) // cron reads specs in its location
+	scheds := s.scheds[repo]
+	if scheds[0] != nil {
+		harvest = scheds[0].Next(now)
+	}
+	if scheds[1] != nil {
+		reconcile = scheds[1].Next(now)
 	}
 	return harvest, reconcile
 }
@@ -287,6 +295,7 @@ func (s *Scheduler) Start() {
 		})
 	}
 	s.cron.Start()
+	s.started.Store(true)
 }
 
 // Stop cancels running harvests (each stops after its last committed page, so the
@@ -295,6 +304,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopping = true
 	s.mu.Unlock()
+	s.started.Store(false)
 	s.cancel()
 	done := s.cron.Stop()
 	waited := make(chan struct{})
