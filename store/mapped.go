@@ -57,13 +57,24 @@ func (db *DB) boundMapped() bool {
 	if db.mapped.limit == 0 || rss <= db.mapped.limit {
 		return false
 	}
-	n, err := pageOut(db.dir)
-	if err != nil {
-		db.log.Warn("paging out the store files failed", "err", err)
-		return false
+	// The value log first: written once by a harvest and read only to serve
+	// a record, it is most of what is mapped and the least missed. The
+	// tables hold the keys every harvest and list reads (their indexes and
+	// Bloom filters above all): paged out only if that is not enough.
+	var n int
+	after := rss
+	for _, suffix := range []string{".vlog", ".sst"} {
+		k, err := pageOut(db.dir, suffix)
+		if err != nil {
+			db.log.Warn("paging out the store files failed", "err", err)
+			return false
+		}
+		n += k
+		if after, err = rssFile(); err != nil || after <= db.mapped.limit {
+			break
+		}
 	}
 	db.mapped.pageouts.Add(1)
-	after, _ := rssFile()
 	db.mapped.resident.Store(after)
 	db.log.Debug("store files paged out", "mappings", n, "rss_file_before", rss, "rss_file_after", after, "limit", db.mapped.limit)
 	return false
@@ -89,9 +100,9 @@ func rssFile() (uint64, error) {
 	return 0, fmt.Errorf("/proc/self/status has no RssFile")
 }
 
-// storeMappings lists the address ranges of the files under dir that the
-// process maps, from /proc/self/maps.
-func storeMappings(dir string) ([][2]uintptr, error) {
+// storeMappings lists the address ranges of the files under dir whose names
+// end with suffix that the process maps, from /proc/self/maps.
+func storeMappings(dir, suffix string) ([][2]uintptr, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -106,7 +117,7 @@ func storeMappings(dir string) ([][2]uintptr, error) {
 	for sc.Scan() {
 		// 7f0c5a200000-7f0c6a200000 rw-s 00000000 fd:01 1234  /data/000001.vlog
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || !strings.HasPrefix(fields[5], abs+string(filepath.Separator)) {
+		if len(fields) < 6 || !strings.HasPrefix(fields[5], abs+string(filepath.Separator)) || !strings.HasSuffix(fields[5], suffix) {
 			continue
 		}
 		lo, hi, ok := strings.Cut(fields[0], "-")

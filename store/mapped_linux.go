@@ -2,10 +2,10 @@ package store
 
 import "golang.org/x/sys/unix"
 
-// pageOut asks the kernel to reclaim the resident pages of every store file
-// the process maps; it returns how many mappings it advised.
-func pageOut(dir string) (int, error) {
-	ms, err := storeMappings(dir)
+// pageOut asks the kernel to reclaim the resident pages of the store files
+// named *suffix the process maps; it returns how many mappings it advised.
+func pageOut(dir, suffix string) (int, error) {
+	ms, err := storeMappings(dir, suffix)
 	if err != nil {
 		return 0, err
 	}

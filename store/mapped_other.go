@@ -4,6 +4,6 @@ package store
 
 import "errors"
 
-func pageOut(string) (int, error) {
+func pageOut(string, string) (int, error) {
 	return 0, errors.New("store.mapped_limit needs Linux (madvise MADV_PAGEOUT)")
 }

@@ -30,7 +30,7 @@ func TestMappedLimit(t *testing.T) {
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := storeMappings(dir)
+	ms, err := storeMappings(dir, ".vlog")
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("store mappings: %v %v", ms, err)
 	}
