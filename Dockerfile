@@ -47,7 +47,8 @@
 # - Other commands run in the same container while it serves, e.g.
 #   docker exec rsbridge rsbridge harvest -config /etc/rsbridge/rsbridge.yaml
 #   (they hand the run to serve through its admin API: set admin.token_file).
-# - Memory: a Go soft limit of 256 MiB unless GOMEMLIMIT is set (-e GOMEMLIMIT=1GiB).
+# - Memory: a Go soft limit of 512 MiB unless GOMEMLIMIT is set (-e GOMEMLIMIT=1GiB);
+#   store.mapped_limit bounds the mapped store files a container's limit also counts.
 #
 # Version: "rsbridge version" in the image says "revision unknown". Go stamps
 # the VCS revision into the binary only when it builds inside a checkout, and

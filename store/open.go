@@ -70,7 +70,7 @@ func badgerOptions(opts Options, memTable int64) badger.Options {
 	// Two memtables of 16 MiB: against three of 8 MiB, half as many level-0
 	// tables to build and compact, which took the 100,000-record harvest
 	// from ~10,000 to ~14,000 records/s; the live heap during it peaks near
-	// 200 MiB, inside the 256 MiB soft limit (docs/benchmarks.md).
+	// 200 MiB, inside the soft limit (config.MemoryLimit, docs/benchmarks.md).
 	bo = bo.WithLogger(badgerLogger{opts.Logger.With("component", "badger")}).
 		WithSyncWrites(opts.SyncWrites).
 		WithNumVersionsToKeep(1).
