@@ -137,3 +137,88 @@ repositories:
 		}
 	})
 }
+
+// TestSchedulerQueue, in a synctest bubble: six repositories, four of them
+// behind one host, with two slots and one per host. Requests to one host
+// never overlap, two repositories run at once, the rest wait in line with
+// their place shown, a waiting repository is not queued twice, a cancelled
+// waiting run leaves the line, and every other repository is harvested.
+func TestSchedulerQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := openStore(t, store.Options{InMemory: true})
+		var inflight [3]atomic.Int32
+		var overlap atomic.Bool
+		upstream := func(host int) http.Handler {
+			farm := oaiserver.NewFarm()
+			for i := range 6 {
+				farm.Add(fmt.Sprintf("r%d", i), oaiserver.New(oaiserver.Options{Records: 20, PageSize: 10}), 0)
+			}
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if inflight[host].Add(1) > 1 {
+					overlap.Store(true)
+				}
+				defer inflight[host].Add(-1)
+				select { // every request takes a second
+				case <-time.After(time.Second):
+				case <-r.Context().Done():
+					return
+				}
+				farm.ServeHTTP(w, r)
+			})
+		}
+		var yaml strings.Builder
+		yaml.WriteString("defaults:\n  delay: 0s\nscheduler:\n  concurrency: 2\n  per_host: 1\nrepositories:\n")
+		for i := range 6 {
+			host := "farm.test"
+			if i >= 4 {
+				host = fmt.Sprintf("own%d.test", i)
+			}
+			fmt.Fprintf(&yaml, "  - name: r%d\n    base_url: http://%s/r%d/oai\n    schedule: \"@every 24h\"\n    reconcile: \"off\"\n", i, host, i)
+		}
+		cfg, err := config.ParseAndValidate(strings.NewReader(yaml.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		transport := handlerTransport{"farm.test": upstream(0), "own4.test": upstream(1), "own5.test": upstream(2)}
+		s, err := harvest.NewScheduler(cfg, db, harvest.Options{ClientOptions: func(o *oaipmh.Options) { o.Transport = transport }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		defer s.Stop(context.Background())
+		synctest.Wait()
+		q := s.Queue()
+		if len(q.Running) != 2 || len(q.Waiting) != 4 || q.Running[0].Repository != "r0" || q.Running[1].Repository != "r4" {
+			t.Fatalf("at start: %+v (want r0 and r4 running: r1-r3 wait for farm.test)", q)
+		}
+		if a := s.Activity("r2"); a == nil || !a.Waiting || a.Position != 2 {
+			t.Fatalf("r2: %+v, want waiting second in line", a)
+		}
+		if err := s.Trigger("r2", harvest.KindHarvest, false); err == nil {
+			t.Fatal("a waiting repository was queued twice")
+		}
+		if ok, _ := s.Cancel("r3"); !ok {
+			t.Fatal("cancelling a waiting run")
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if overlap.Load() {
+			t.Error("two requests to one host at once")
+		}
+		for i := range 6 {
+			ri, _ := peek(db).RepoInfo(fmt.Sprintf("r%d", i))
+			if i == 3 {
+				if ri.LastSuccess != nil {
+					t.Error("r3 ran after its run was cancelled")
+				}
+				continue
+			}
+			if ri.LastSuccess == nil {
+				t.Errorf("r%d not harvested: %+v", i, ri)
+			}
+		}
+		if q := s.Queue(); len(q.Running) != 0 || len(q.Waiting) != 0 {
+			t.Errorf("queue after the runs: %+v", q)
+		}
+	})
+}
