@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -58,9 +59,11 @@ func (db *DB) boundMapped() bool {
 		return false
 	}
 	// The value log first: written once by a harvest and read only to serve
-	// a record, it is most of what is mapped and the least missed. The
-	// tables hold the keys every harvest and list reads (their indexes and
-	// Bloom filters above all): paged out only if that is not enough.
+	// a record, it is most of what is mapped and the least missed, except
+	// for the file being written (the newest), which the record checks and
+	// derivations read back right after a harvest and whose pages are dirty.
+	// The tables hold the keys every harvest and list reads (their indexes
+	// and Bloom filters above all): paged out only if that is not enough.
 	var n int
 	after := rss
 	for _, suffix := range []string{".vlog", ".sst"} {
@@ -101,7 +104,8 @@ func rssFile() (uint64, error) {
 }
 
 // storeMappings lists the address ranges of the files under dir whose names
-// end with suffix that the process maps, from /proc/self/maps.
+// end with suffix that the process maps, from /proc/self/maps; for the value
+// log, all but the newest file (the highest number).
 func storeMappings(dir, suffix string) ([][2]uintptr, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -113,6 +117,7 @@ func storeMappings(dir, suffix string) ([][2]uintptr, error) {
 	}
 	defer f.Close()
 	var out [][2]uintptr
+	var fids []uint64 // of out's mappings
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// 7f0c5a200000-7f0c6a200000 rw-s 00000000 fd:01 1234  /data/000001.vlog
@@ -128,7 +133,19 @@ func storeMappings(dir, suffix string) ([][2]uintptr, error) {
 		end, err2 := strconv.ParseUint(hi, 16, 64)
 		if err1 == nil && err2 == nil && end > start {
 			out = append(out, [2]uintptr{uintptr(start), uintptr(end - start)})
+			fid, _ := strconv.ParseUint(strings.TrimSuffix(filepath.Base(fields[5]), suffix), 10, 64)
+			fids = append(fids, fid)
 		}
+	}
+	if suffix == ".vlog" && len(fids) > 0 {
+		newest := slices.Max(fids)
+		kept := out[:0]
+		for i, m := range out {
+			if fids[i] != newest {
+				kept = append(kept, m)
+			}
+		}
+		out = kept
 	}
 	return out, sc.Err()
 }

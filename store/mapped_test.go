@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -14,25 +15,29 @@ func TestMappedLimit(t *testing.T) {
 		t.Skip("store.mapped_limit is Linux only")
 	}
 	dir := t.TempDir()
-	db, err := Open(policy(Options{Dir: dir, MappedLimit: 1}))
+	db, err := Open(policy(Options{Dir: dir, MappedLimit: 1, ValueLogFileSize: 1 << 20}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	meta := func(i int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("<m>%06d</m>", i)), 200) } // 2.6 KB: in the value log
-	b, _ := db.NewBatch("r", "p")
-	for i := range 2000 {
-		id := fmt.Sprint("id-", i)
-		if err := b.Apply(&Record{Identifier: id}, meta(i), &Event{Identifier: id, Change: Created}); err != nil {
+	for part := range 10 { // ten commits: a value-log file fills between them
+		b, _ := db.NewBatch("r", "p")
+		for i := part * 200; i < part*200+200; i++ {
+			id := fmt.Sprint("id-", i)
+			if err := b.Apply(&Record{Identifier: id}, meta(i), &Event{Identifier: id, Change: Created}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	// Several value-log files, all but the newest paged out.
+	vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
 	ms, err := storeMappings(dir, ".vlog")
-	if err != nil || len(ms) == 0 {
-		t.Fatalf("store mappings: %v %v", ms, err)
+	if err != nil || len(vlogs) < 3 || len(ms) != len(vlogs)-1 {
+		t.Fatalf("%d value-log files, mappings to page out %v: %v", len(vlogs), ms, err)
 	}
 	before0, _ := rssFile()
 	db.boundMapped() // what the loop does every mappedEvery

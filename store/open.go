@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,7 +82,7 @@ func badgerOptions(opts Options, memTable int64) badger.Options {
 		// the page cache (and its monitor logged a low hit rate every minute).
 		WithBlockCacheSize(0).
 		WithIndexCacheSize(16 << 20).
-		WithValueLogFileSize(256 << 20).
+		WithValueLogFileSize(cmp.Or(opts.ValueLogFileSize, 256<<20)).
 		// Tables at every level keep the base size: Badger sizes compaction
 		// buffers at twice the table size, and by default tables double per
 		// level, so memory would climb as the store grows.

@@ -40,6 +40,9 @@ type Options struct {
 	// MemTableSize bounds Badger's memtable and so the largest transaction
 	// (default 16 MiB); tests make it small to exercise transaction splitting.
 	MemTableSize int64
+	// ValueLogFileSize is the size of a value-log file (default 256 MiB);
+	// tests make it small to have several.
+	ValueLogFileSize int64
 	// ChangeListLimit and ChangeListPeriod cut the Change Lists of every
 	// resource set; both are required. The store owns this policy: Batch cuts
 	// lists with it and Snap reports the open list with it. Changing them
