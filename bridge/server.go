@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -206,16 +207,33 @@ func (s *Server) operations(r *mux.Router, admin bool) {
 	}
 }
 
-// track tells the pacer a request is being served, so harvests give way.
+// track tells the pacer a request is being served, so harvests give way:
+// destinations' requests, not the operator's. A Prometheus scrape or a
+// status poll every few seconds would otherwise hold every harvest at
+// server.harvest_share (with 700 repositories, /metrics polled every 2 s
+// took the consortium bench's harvest rate from ~12,000 to ~3,000
+// records/s).
 func (s *Server) track(next http.Handler) http.Handler {
 	if s.pacer == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.pacer.Begin()
-		defer s.pacer.End()
+		if !operatorPath(r.URL.Path) {
+			s.pacer.Begin()
+			defer s.pacer.End()
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// operatorPath reports the operator's pages: status, metrics, health checks
+// and the admin API.
+func operatorPath(p string) bool {
+	switch p {
+	case "/", "/status.json", "/metrics", "/healthz", "/readyz":
+		return true
+	}
+	return strings.HasPrefix(p, "/admin/")
 }
 
 // vars are the route's variables, unescaped.

@@ -45,6 +45,10 @@ func (p *Pacer) End() {
 	}
 }
 
+// Serving reports requests in flight or served within the last quiet
+// period: what makes harvests pause.
+func (p *Pacer) Serving() bool { return p != nil && p.serving() }
+
 // serving reports requests in flight or recently served.
 func (p *Pacer) serving() bool {
 	return p.inflight.Load() > 0 || p.now().UnixNano()-p.last.Load() < int64(quiet)
