@@ -674,5 +674,5 @@ const (
 	// without pause during a harvest: 512 MiB made the 2,000,000-record
 	// consortium bench 23 % faster (docs/benchmarks.md, "Consortium scale").
 	MemoryLimit = 512 << 20
-	ProcsPerCPU = 2         // GOMAXPROCS per CPU
+	ProcsPerCPU = 2 // GOMAXPROCS per CPU
 )

@@ -20,8 +20,10 @@ func TestMappedLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	meta := func(i int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("<m>%06d</m>", i)), 200) } // 2.6 KB: in the value log
-	for part := range 10 { // ten commits: a value-log file fills between them
+	// 2.6 KB a record: in the value log. Ten commits: a value-log file
+	// fills between them.
+	meta := func(i int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("<m>%06d</m>", i)), 200) }
+	for part := range 10 {
 		b, _ := db.NewBatch("r", "p")
 		for i := part * 200; i < part*200+200; i++ {
 			id := fmt.Sprint("id-", i)
