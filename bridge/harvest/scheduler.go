@@ -140,7 +140,9 @@ func (s *Scheduler) run(h *Harvester, kind string, force, ifIdle bool) {
 func (s *Scheduler) runHeld(ctx context.Context, h *Harvester, w *waiter, kind string, force bool) {
 	release, werr := s.queue.wait(ctx, w)
 	if werr != nil {
-		s.log.Info("run cancelled while waiting for a slot", "repo", h.repo.Name, "kind", kind)
+		if s.ctx.Err() == nil { // not shutting down: somebody cancelled it
+			s.log.Info("run cancelled while waiting for a slot", "repo", h.repo.Name, "kind", kind)
+		}
 		return
 	}
 	defer release()
@@ -169,8 +171,9 @@ func (s *Scheduler) runHeld(ctx context.Context, h *Harvester, w *waiter, kind s
 
 // Trigger starts a run of a repository now, in the background: a harvest, a
 // full harvest or a reconciliation (force lifts its safety limit). It
-// returns ErrBusy when a run of the repository is going; when it returns
-// nil the run is under way (Activity reports it).
+// returns ErrBusy when a run of the repository is going or waiting; when it
+// returns nil the run is queued, and starts when the queue grants it a slot
+// (Activity reports it, waiting and then running).
 func (s *Scheduler) Trigger(repo, kind string, force bool) error {
 	h, ok := s.harvesters[repo]
 	if !ok {
