@@ -52,7 +52,7 @@ Machine-readable status: <a href="status.json">status.json</a> (same query param
 <p>OAI-PMH endpoint <code>{{.BaseURL}}</code>; deletedRecord <code>{{or .DeletedRecord "?"}}</code>, granularity <code>{{or .Granularity "?"}}</code>.</p>
 <table>
 <tr><th>state</th><td>{{if eq .State "failing"}}<span class="err">failing</span>: the last run that ended failed{{else}}{{.State}}{{end}}; upstream host <code>{{.Host}}</code></td></tr>
-<tr><th>now</th><td>{{with .Running}}{{if .Waiting}}<b>{{.Kind}} waiting</b> for a slot since {{time .Started}}, no. {{.Position}} in line{{else}}<b>{{.Kind}} running</b> since {{time .Started}}{{if .Prefix}}, <code>{{.Prefix}}</code>{{end}}: {{num .Records}} records{{if ge .Total 0}} of {{num .Total}} ({{percent .Records .Total}}){{end}}, {{num .Pages}} pages, {{printf "%.0f" .Rate}} records/s{{if .ETA}}, about {{dur .ETA}} left{{end}}{{end}}{{else}}idle{{end}}</td></tr>
+<tr><th>now</th><td>{{with .Running}}{{if .Waiting}}<b>{{.Kind}} waiting</b> for a slot since {{time .Started}}, no. {{.Position}} in line{{else}}<b>{{.Kind}} running</b> since {{time .Began}}{{if .Prefix}}, <code>{{.Prefix}}</code>{{end}}: {{num .Records}} records{{if ge .Total 0}} of {{num .Total}} ({{percent .Records .Total}}){{end}}, {{num .Pages}} pages, {{printf "%.0f" .Rate}} records/s{{if .ETA}}, about {{dur .ETA}} left{{end}}{{end}}{{else}}idle{{end}}</td></tr>
 {{range $f := .Formats}}{{with $f.Resume}}<tr><th>interrupted list</th><td><code>{{$f.Prefix}}</code> resumes at page {{num .Page}} ({{num .Records}} records kept)</td></tr>
 {{end}}{{end}}<tr><th>last success</th><td>{{run .LastSuccess}}</td></tr>
 <tr><th>last failure</th><td>{{with .LastFailure}}<span class="err">{{run .}}</span>{{else}}none{{end}}</td></tr>

@@ -107,6 +107,40 @@ func NewTransport(connectTimeout, timeout time.Duration) *http.Transport {
 	}
 }
 
+// Transports shares one transport (and its connection pool) among clients
+// with the same timeouts: with hundreds of repositories, a pool each would
+// each keep idle connections. The zero value is ready; it is safe for
+// concurrent use.
+type Transports struct {
+	mu sync.Mutex
+	m  map[[2]time.Duration]*http.Transport
+}
+
+// For is the shared transport for these timeouts (NewTransport's).
+func (ts *Transports) For(connectTimeout, timeout time.Duration) http.RoundTripper {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	k := [2]time.Duration{connectTimeout, timeout}
+	t, ok := ts.m[k]
+	if !ok {
+		if ts.m == nil {
+			ts.m = map[[2]time.Duration]*http.Transport{}
+		}
+		t = NewTransport(connectTimeout, timeout)
+		ts.m[k] = t
+	}
+	return t
+}
+
+// CloseIdle closes the idle connections of every transport.
+func (ts *Transports) CloseIdle() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range ts.m {
+		t.CloseIdleConnections()
+	}
+}
+
 // NewClient checks the options and builds a client.
 func NewClient(opts Options) (*Client, error) {
 	u, err := url.Parse(opts.BaseURL)

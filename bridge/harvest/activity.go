@@ -18,10 +18,13 @@ const (
 
 // Activity is what a repository's harvester is doing now.
 type Activity struct {
-	Kind    string    `json:"kind"`
+	Kind string `json:"kind"`
+	// Started is when the run was asked for (it names the run: it does not
+	// change when a queued run gets its slot); Began when it got the slot.
 	Started time.Time `json:"started"`
+	Began   time.Time `json:"began,omitzero"`
 	// Waiting: the run waits in the scheduler's queue for a slot (since
-	// Started, Position-th in line); it has not started yet.
+	// Started, Position-th in line); it has not begun yet.
 	Waiting    bool          `json:"waiting,omitempty"`
 	Position   int           `json:"position,omitempty"`
 	Prefix     string        `json:"prefix,omitempty"`
@@ -45,6 +48,9 @@ func (a *activity) start(kind string, now time.Time, cancel context.CancelFunc, 
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.cur = &Activity{Kind: kind, Started: now, Total: -1, Waiting: queued}
+	if !queued {
+		a.cur.Began = now
+	}
 	a.cancel = cancel
 	a.lastLog = now
 }
@@ -54,7 +60,7 @@ func (a *activity) running(now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.cur != nil && a.cur.Waiting {
-		a.cur.Waiting, a.cur.Started = false, now
+		a.cur.Waiting, a.cur.Began = false, now
 		a.lastLog = now
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,7 +31,7 @@ import (
 type Scheduler struct {
 	cron       *cron.Cron
 	queue      *queue
-	transports map[[2]time.Duration]*http.Transport // shared by repositories with the same timeouts
+	transports oaipmh.Transports // shared by repositories with the same timeouts
 	harvesters map[string]*Harvester
 	names      []string
 	scheds     map[string][2]cron.Schedule // harvest, reconcile (nil: none)
@@ -59,7 +58,7 @@ func NewScheduler(cfg *config.Config, db *store.DB, o Options) (*Scheduler, erro
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{harvesters: map[string]*Harvester{}, scheds: map[string][2]cron.Schedule{}, db: db, log: o.Logger, ctx: ctx, cancel: cancel,
-		queue: newQueue(cfg.Scheduler.Concurrency, cfg.Scheduler.PerHost, o.Now), transports: map[[2]time.Duration]*http.Transport{}}
+		queue: newQueue(cfg.Scheduler.Concurrency, cfg.Scheduler.PerHost, o.Now)}
 	if s.queue.now == nil {
 		s.queue.now = time.Now
 	}
@@ -110,13 +109,7 @@ func (s *Scheduler) shareTransports(user func(*oaipmh.Options)) func(*oaipmh.Opt
 		if co.Transport != nil {
 			return
 		}
-		k := [2]time.Duration{co.ConnectTimeout, co.Timeout}
-		t, ok := s.transports[k]
-		if !ok {
-			t = oaipmh.NewTransport(co.ConnectTimeout, co.Timeout)
-			s.transports[k] = t
-		}
-		co.Transport = t
+		co.Transport = s.transports.For(co.ConnectTimeout, co.Timeout)
 	}
 }
 
@@ -316,11 +309,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		<-done.Done()
 		close(waited)
 	}()
-	defer func() {
-		for _, t := range s.transports {
-			t.CloseIdleConnections()
-		}
-	}()
+	defer s.transports.CloseIdle()
 	select {
 	case <-waited:
 		return nil

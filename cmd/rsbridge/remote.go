@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -186,7 +187,7 @@ func remoteRun(ctx context.Context, c *adminClient, name, kind string, force boo
 			if time.Since(last) >= 2*time.Second {
 				last = time.Now()
 				a := rep.Running
-				fmt.Fprintf(stderr, "%s %s %s: %s\n", name, a.Prefix, a.Kind, progressLine(a.Records, a.Total, a.Pages, a.Rate, time.Since(a.Started)))
+				fmt.Fprintf(stderr, "%s %s %s: %s\n", name, a.Prefix, a.Kind, progressLine(a.Records, a.Total, a.Pages, a.Rate, time.Since(cmp.Or(a.Began, a.Started))))
 			}
 		} else {
 			return remoteOutcome(rep, name, kind, since, stderr)
