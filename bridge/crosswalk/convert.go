@@ -249,8 +249,15 @@ func (c *conv) accessRights() {
 	}
 }
 
-// provenance fills Result.Provenance (GW-J2J-19, GW-J2J-20).
+// provenance fills Result.Provenance (GW-J2J-19, GW-J2J-20). Its strings
+// are copies, not substrings of the parsed document (see scanner), which
+// the caller should not keep in memory along with them.
 func (c *conv) provenance() Provenance {
+	p := c.provenanceOf()
+	return Provenance{strings.Clone(p.MetadataNamespace), strings.Clone(p.BaseURL), strings.Clone(p.LandingPage)}
+}
+
+func (c *conv) provenanceOf() Provenance {
 	p := Provenance{MetadataNamespace: c.src.space}
 	if f := c.src.first("baseurl"); f != nil {
 		p.BaseURL = f.value

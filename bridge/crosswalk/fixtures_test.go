@@ -26,7 +26,8 @@ import (
 //	T-J2J-13      TestGolden (determinism + golden bytes) and TestXSD (xmllint) (this file)
 //
 // Also: TestCheck* (check_test.go) for J2V-04..18, FuzzJunii2 (fuzz_test.go),
-// BenchmarkJunii2ToJPCOAR2 (bench_test.go).
+// the parser's differential tests against encoding/xml and FuzzParseTree
+// (xmlscan_test.go), and the benchmarks (bench_test.go).
 //
 // For the wiring, not this package: GW-J2J-20's rs:ln profile link and
 // PMH-040 provenance (altered, metadataNamespace — this package only returns

@@ -65,10 +65,12 @@ func (i Issue) String() string {
 // hostile multi-megabyte value cannot be copied into every log line.
 const maxArg = 100
 
-// clipArg shortens s to maxArg runes.
+// clipArg shortens s to maxArg runes. It returns a copy: s is often a
+// substring of the parsed document (see scanner), which an Issue kept for
+// later should not hold in memory.
 func clipArg(s string) string {
 	if utf8.RuneCountInString(s) <= maxArg {
-		return s
+		return strings.Clone(s)
 	}
 	n := 0
 	for i := range s {

@@ -1,10 +1,8 @@
 package crosswalk
 
 import (
-	"bytes"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"strings"
 )
 
@@ -12,6 +10,7 @@ import (
 // and the checks look across siblings, so a tree is simpler than a stream.
 type node struct {
 	space, local string
+	qkey         string // key(), computed once: the checks ask for it again and again
 	attrs        []xml.Attr
 	text         string
 	kids         []*node
@@ -35,12 +34,7 @@ func (n *node) lang() string {
 
 // key is the element's qualified name with the conventional prefix
 // (dc:title), or {ns}local for namespaces outside JPCOAR.
-func (n *node) key() string {
-	if p, ok := prefixes[n.space]; ok {
-		return p + ":" + n.local
-	}
-	return "{" + n.space + "}" + n.local
-}
+func (n *node) key() string { return n.qkey }
 
 func (n *node) path() string { return path(n.key(), n.n) }
 
@@ -60,49 +54,47 @@ var prefixes = map[string]string{
 	nsOAIRE: "oaire", nsDCNDL: "dcndl", nsRDF: "rdf",
 }
 
-// parseTree reads a whole document into a node tree with encoding/xml.
+// elementKey is node.key for an element named qname as written, p and ok
+// being prefixes[space]. When the document uses the conventional prefix,
+// the key is qname itself and costs no allocation.
+func elementKey(space, local, qname, p string, ok bool) string {
+	if !ok {
+		return "{" + space + "}" + local
+	}
+	if len(qname) == len(p)+1+len(local) && qname[len(p)] == ':' && strings.HasPrefix(qname, p) {
+		return qname
+	}
+	return p + ":" + local
+}
+
+// parseTree reads a whole document into a node tree. Errors wrap
+// errNotWellFormed: the scanner's (encoding/xml's, word for word), a
+// second root element, text outside the root element, and no root.
 func parseTree(doc []byte) (*node, error) {
-	d := xml.NewDecoder(bytes.NewReader(doc))
-	var root *node
-	var stack []*node
-	var texts []*strings.Builder
-	var counts []map[string]int
+	s := newScanner(doc)
+	b := newTreeBuilder(s.src)
 	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			if root == nil || len(stack) > 0 {
-				return nil, fmt.Errorf("%w: incomplete document", errNotWellFormed)
-			}
-			return root, nil
-		}
+		kind, err := s.next()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errNotWellFormed, err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			n := &node{space: t.Name.Space, local: t.Name.Local, attrs: t.Attr}
-			if len(stack) == 0 {
-				if root != nil {
-					return nil, fmt.Errorf("%w: second root element", errNotWellFormed)
-				}
-				root = n
-			} else {
-				p, cnt := stack[len(stack)-1], counts[len(counts)-1]
-				cnt[n.space+" "+n.local]++
-				n.n = cnt[n.space+" "+n.local]
-				p.kids = append(p.kids, n)
+		switch kind {
+		case tokEOF:
+			if b.root == nil {
+				return nil, fmt.Errorf("%w: incomplete document", errNotWellFormed)
 			}
-			stack = append(stack, n)
-			texts = append(texts, &strings.Builder{})
-			counts = append(counts, map[string]int{})
-		case xml.EndElement:
-			top := stack[len(stack)-1]
-			top.text = trim(texts[len(texts)-1].String())
-			stack, texts, counts = stack[:len(stack)-1], texts[:len(texts)-1], counts[:len(counts)-1]
-		case xml.CharData:
-			if len(texts) > 0 {
-				texts[len(texts)-1].Write(t)
-			} else if len(bytes.TrimSpace(t)) > 0 {
+			return b.root, nil
+		case tokStart:
+			if len(b.open) == 0 && b.root != nil {
+				return nil, fmt.Errorf("%w: second root element", errNotWellFormed)
+			}
+			b.start(&s)
+		case tokEnd:
+			b.end()
+		case tokText:
+			if len(b.open) > 0 {
+				b.open[len(b.open)-1].text.add(s.text)
+			} else if strings.TrimSpace(s.text) != "" {
 				return nil, fmt.Errorf("%w: text outside the root element", errNotWellFormed)
 			}
 		}

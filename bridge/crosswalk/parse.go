@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode"
 )
@@ -84,8 +83,9 @@ func acceptedRoot(space, local string) bool {
 	return false
 }
 
-// errNotWellFormed marks input that encoding/xml rejects; it becomes the
-// quarantine reason not-well-formed rather than a Go error.
+// errNotWellFormed marks input that encoding/xml rejects (and so the
+// scanner, which follows it); it becomes the quarantine reason
+// not-well-formed rather than a Go error.
 var errNotWellFormed = errors.New("not well-formed")
 
 // notJunii2Error is a well-formed document whose root is not junii2.
@@ -108,115 +108,195 @@ func isTrimSpace(r rune) bool {
 
 func trim(s string) string { return strings.TrimFunc(s, isTrimSpace) }
 
-// parseJunii2 reads one junii2 metadata element with encoding/xml. The
-// decoder is strict, so undefined entities, mismatched tags and characters
-// outside the XML range are errors (wrapping errNotWellFormed). A document
-// that is not junii2 returns *notJunii2Error.
+// textAcc gathers an element's text, the pieces of character data inside
+// it, for trim. An element's text is usually one piece, which then stays a
+// substring of the document: blank pieces (which trim would remove
+// entirely) are dropped at the start and held back after text, and pieces
+// are copied into buf only when a second non-blank one or a second blank
+// one comes. The result is trim of all the pieces joined.
+type textAcc struct {
+	text, blank string
+	buf         []byte // the pieces so far, once joined
+}
+
+func (t *textAcc) add(piece string) {
+	switch {
+	case t.buf != nil:
+		t.buf = append(t.buf, piece...)
+	case strings.IndexFunc(piece, notTrimSpace) < 0:
+		if t.text == "" {
+			return
+		}
+		if t.blank == "" {
+			t.blank = piece
+			return
+		}
+		t.join(piece)
+	case t.text == "":
+		t.text = piece
+	default:
+		t.join(piece)
+	}
+}
+
+func (t *textAcc) join(piece string) {
+	t.buf = make([]byte, 0, 2*(len(t.text)+len(t.blank)+len(piece)))
+	t.buf = append(append(append(t.buf, t.text...), t.blank...), piece...)
+}
+
+func (t *textAcc) value() string {
+	if t.buf != nil {
+		return string(bytes.TrimFunc(t.buf, isTrimSpace))
+	}
+	return trim(t.text)
+}
+
+func notTrimSpace(r rune) bool { return !isTrimSpace(r) }
+
+// parseJunii2 reads one junii2 metadata element. Like encoding/xml, which
+// it replaces (see scanner), it is strict: undefined entities, mismatched
+// tags and characters outside the XML range are errors (wrapping
+// errNotWellFormed). A document that is not junii2 returns
+// *notJunii2Error, whatever follows its root start tag.
 func parseJunii2(metadata []byte) (*junii2, error) {
-	d := xml.NewDecoder(bytes.NewReader(metadata))
-	root, err := firstStart(d)
-	if err != nil {
+	s := newScanner(metadata)
+	if err := firstStart(&s); err != nil {
 		return nil, err
 	}
-	if !acceptedRoot(root.Name.Space, root.Name.Local) {
-		return nil, &notJunii2Error{root.Name.Space, root.Name.Local}
+	if !acceptedRoot(s.space, s.local) {
+		return nil, &notJunii2Error{s.space, s.local}
 	}
-	r := &junii2{space: root.Name.Space, local: root.Name.Local, byName: map[string][]int{}}
-	counts := map[string]int{}
+	rd := newJunii2Reader(s.space, s.local, elementBound(s.src))
 	for {
-		tok, err := d.Token()
+		kind, err := s.next()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errNotWellFormed, err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if err := r.readChild(d, t, counts); err != nil {
+		switch kind {
+		case tokStart:
+			if err := rd.readChild(&s); err != nil {
 				return nil, err
 			}
-		case xml.EndElement:
-			return r, trailing(d)
+		case tokEnd:
+			return rd.r, trailing(&s)
 		}
 	}
 }
 
+// junii2Reader is parseJunii2's state: the record, how often each name
+// occurred (empty values too, for field.n), and the array the first index
+// of each name in byName comes from, so that only repeated names allocate.
+type junii2Reader struct {
+	r      *junii2
+	counts map[string]int
+	firsts []int
+}
+
+// newJunii2Reader sizes the record for n children, up to what a record
+// has (a hostile one with more grows as it needs).
+func newJunii2Reader(space, local string, n int) *junii2Reader {
+	n = min(n, 128)
+	return &junii2Reader{
+		r:      &junii2{space: space, local: local, byName: make(map[string][]int, n), fields: make([]field, 0, n)},
+		counts: make(map[string]int, n),
+		firsts: make([]int, 0, n),
+	}
+}
+
 // firstStart skips the prolog (declaration, comments, PIs, white space) and
-// returns the root start tag.
-func firstStart(d *xml.Decoder) (xml.StartElement, error) {
+// stops at the root start tag.
+func firstStart(s *scanner) error {
 	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return xml.StartElement{}, fmt.Errorf("%w: no root element", errNotWellFormed)
-		}
-		if err != nil {
-			return xml.StartElement{}, fmt.Errorf("%w: %v", errNotWellFormed, err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			return t, nil
-		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
-				return xml.StartElement{}, fmt.Errorf("%w: text before the root element", errNotWellFormed)
-			}
+		kind, err := s.next()
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: %v", errNotWellFormed, err)
+		case kind == tokEOF:
+			return fmt.Errorf("%w: no root element", errNotWellFormed)
+		case kind == tokStart:
+			return nil
+		case kind == tokText && strings.TrimSpace(s.text) != "":
+			return fmt.Errorf("%w: text before the root element", errNotWellFormed)
 		}
 	}
 }
 
 // trailing checks that nothing but white space, comments and PIs follows
 // the root element.
-func trailing(d *xml.Decoder) error {
+func trailing(s *scanner) error {
 	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
+		kind, err := s.next()
+		switch {
+		case err != nil:
 			return fmt.Errorf("%w: %v", errNotWellFormed, err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			return fmt.Errorf("%w: second root element %s", errNotWellFormed, t.Name.Local)
-		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
-				return fmt.Errorf("%w: text after the root element", errNotWellFormed)
-			}
+		case kind == tokEOF:
+			return nil
+		case kind == tokStart:
+			return fmt.Errorf("%w: second root element %s", errNotWellFormed, s.local)
+		case kind == tokText && strings.TrimSpace(s.text) != "":
+			return fmt.Errorf("%w: text after the root element", errNotWellFormed)
 		}
 	}
 }
 
-// readChild reads one child of the root up to its end tag. Text of nested
-// elements is concatenated (junii2 children are simple; nesting is noted).
-func (r *junii2) readChild(d *xml.Decoder, start xml.StartElement, counts map[string]int) error {
-	var text strings.Builder
+// readChild reads one child of the root, whose start tag the scanner just
+// read, up to its end tag. Text of nested elements is concatenated (junii2
+// children are simple; nesting is noted).
+func (rd *junii2Reader) readChild(s *scanner) error {
+	space, name := s.space, s.local
+	var f field
+	f.setAttrs(s.attrs) // before the scanner reuses them
+	var text textAcc
 	depth, nested := 1, false
 	for depth > 0 {
-		tok, err := d.Token()
+		kind, err := s.next()
 		if err != nil {
 			return fmt.Errorf("%w: %v", errNotWellFormed, err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
+		switch kind {
+		case tokStart:
 			depth++
 			nested = true
-		case xml.EndElement:
+		case tokEnd:
 			depth--
-		case xml.CharData:
-			text.Write(t)
+		case tokText:
+			text.add(s.text)
 		}
 	}
-	if start.Name.Space != r.space {
-		r.foreign = append(r.foreign, foreign{start.Name.Space, start.Name.Local})
+	r := rd.r
+	if space != r.space {
+		r.foreign = append(r.foreign, foreign{space, name})
 		return nil
 	}
-	name := start.Name.Local
-	counts[name]++
-	f := field{name: name, n: counts[name], value: trim(text.String())}
+	rd.counts[name]++
+	f.name, f.n, f.value = name, rd.counts[name], text.value()
 	if nested {
 		r.nested = append(r.nested, f.path())
 	}
 	if f.value == "" {
 		return nil // J2N-01: empty after trimming counts as absent
 	}
-	for _, a := range start.Attr {
+	rd.index(name)
+	r.fields = append(r.fields, f)
+	return nil
+}
+
+// index records the next field under its name in byName.
+func (rd *junii2Reader) index(name string) {
+	i := len(rd.r.fields)
+	if idx, ok := rd.r.byName[name]; ok {
+		rd.r.byName[name] = append(idx, i)
+		return
+	}
+	rd.firsts = append(rd.firsts, i)
+	n := len(rd.firsts)
+	rd.r.byName[name] = rd.firsts[n-1 : n : n]
+}
+
+// setAttrs reads lang (or xml:lang; lang wins), id and ra, trimmed; an
+// empty lang counts as absent.
+func (f *field) setAttrs(attrs []xml.Attr) {
+	for _, a := range attrs {
 		switch {
 		case a.Name.Local == "lang" && (a.Name.Space == "" || a.Name.Space == nsXML):
 			if !f.hasLang || a.Name.Space == "" {
@@ -231,7 +311,4 @@ func (r *junii2) readChild(d *xml.Decoder, start xml.StartElement, counts map[st
 	if f.hasLang && f.lang == "" {
 		f.hasLang = false
 	}
-	r.byName[name] = append(r.byName[name], len(r.fields))
-	r.fields = append(r.fields, f)
-	return nil
 }
