@@ -18,6 +18,9 @@ import (
 //	P/id                      deliveries of notification id still owed (8 bytes)
 //	D/id                      Delivery (one payload owed to one callback)
 //	C/repo·prefix·set         Channel: how far a resource set's notifications went
+//	B/repo·prefix·set         the channel's latest notification (its body), apart:
+//	                          the notifier reads C for every set, the body only
+//	                          the channel document needs
 //	K/name                    counter for the IDs above
 //
 // The store knows nothing of WebSub's rules; the hub in bridge/websub does.
@@ -64,7 +67,9 @@ type Channel struct {
 	Started    time.Time `json:"started,omitzero"` // when notifications of the set began (zero: not yet)
 	LastSeq    uint64    `json:"last_seq"`
 	Until      time.Time `json:"until"`
-	LatestID   uint64    `json:"latest_id,omitempty"` // newest notification, served at the topic URI
+	LatestID uint64 `json:"latest_id,omitempty"` // newest notification, served at the topic URI
+	// Latest is the newest notification's body: stored apart (B/), read by
+	// ChannelLatest; Channel leaves it nil. Stores before that kept it here.
 	Latest     []byte    `json:"latest,omitempty"`
 	LatestTime time.Time `json:"latest_time,omitempty"`
 }
@@ -320,12 +325,40 @@ func getPending(txn *badger.Txn, id uint64) (int, bool, error) {
 func (s *Snap) Channel(repo, prefix, set string) (Channel, error) {
 	var c Channel
 	_, err := getJSON(s.txn, key('C', repo, prefix, set), &c)
+	c.Latest = nil // ChannelLatest reads it
 	return c, err
 }
 
-// PutChannel stores the notification state of a resource set.
+// ChannelLatest is the notification state of a resource set with its newest
+// notification's body.
+func (s *Snap) ChannelLatest(repo, prefix, set string) (Channel, error) {
+	var c Channel
+	if _, err := getJSON(s.txn, key('C', repo, prefix, set), &c); err != nil {
+		return c, err
+	}
+	it, err := s.txn.Get(key('B', repo, prefix, set))
+	switch {
+	case errors.Is(err, badger.ErrKeyNotFound): // none yet, or a store from before B/ (Latest came with C)
+		return c, nil
+	case err != nil:
+		return c, err
+	}
+	c.Latest, err = it.ValueCopy(nil)
+	return c, err
+}
+
+// PutChannel stores the notification state of a resource set, and its
+// newest notification's body when c.Latest is set (nil keeps the stored one).
 func (db *DB) PutChannel(repo, prefix, set string, c Channel) error {
-	err := db.update(func(txn *badger.Txn) error { return setJSON(txn, key('C', repo, prefix, set), c) })
+	err := db.update(func(txn *badger.Txn) error {
+		if c.Latest != nil {
+			if err := txn.Set(key('B', repo, prefix, set), c.Latest); err != nil {
+				return err
+			}
+		}
+		c.Latest = nil
+		return setJSON(txn, key('C', repo, prefix, set), c)
+	})
 	if err != nil {
 		return fmt.Errorf("store: channel %s/%s/%q: %w", repo, prefix, set, err)
 	}

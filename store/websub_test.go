@@ -1,11 +1,14 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 func TestHubState(t *testing.T) {
@@ -124,5 +127,54 @@ func TestFinishDeliveriesConcurrently(t *testing.T) {
 	}
 	if n, _ := begin(t, db).Notification(ds[0].Notification); n != nil {
 		t.Fatalf("notification kept after its last delivery: %+v", n)
+	}
+}
+
+// TestChannelBodyApart: a channel's latest notification is kept apart from
+// its cursor; Channel leaves it out, ChannelLatest reads it, a put without
+// one keeps it, and a channel stored whole by an earlier version still has
+// its body.
+func TestChannelBodyApart(t *testing.T) {
+	db := openMem(t, nil)
+	read := func(latest bool) Channel {
+		var c Channel
+		err := db.View(context.Background(), func(s *Snap) error {
+			var err error
+			if latest {
+				c, err = s.ChannelLatest("r", "p", AllSet)
+			} else {
+				c, err = s.Channel("r", "p", AllSet)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if err := db.PutChannel("r", "p", AllSet, Channel{LastSeq: 3, Latest: []byte("<urlset/>")}); err != nil {
+		t.Fatal(err)
+	}
+	if c := read(false); c.LastSeq != 3 || c.Latest != nil {
+		t.Fatalf("Channel: %+v", c)
+	}
+	if err := db.PutChannel("r", "p", AllSet, Channel{LastSeq: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if c := read(true); c.LastSeq != 4 || string(c.Latest) != "<urlset/>" {
+		t.Fatalf("ChannelLatest after a put without a body: %+v", c)
+	}
+	// As an earlier version stored it: the body inside the cursor, no B/.
+	err := db.update(func(txn *badger.Txn) error {
+		if err := txn.Delete(key('B', "r", "p", AllSet)); err != nil {
+			return err
+		}
+		return setJSON(txn, key('C', "r", "p", AllSet), Channel{LastSeq: 5, Latest: []byte("<old/>")})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := read(true); c.LastSeq != 5 || string(c.Latest) != "<old/>" {
+		t.Fatalf("ChannelLatest of an earlier store: %+v", c)
 	}
 }

@@ -318,7 +318,7 @@ func (s *Source) Channel(snap *store.Snap, rs Set) (Doc, error) {
 	if !s.cfg.Notification.On() {
 		return Doc{}, NotFound("change notification is off (notification.enabled)")
 	}
-	ch, err := snap.Channel(rs.Repo.Name, rs.Prefix, rs.Spec)
+	ch, err := snap.ChannelLatest(rs.Repo.Name, rs.Prefix, rs.Spec)
 	if err != nil {
 		return Doc{}, err
 	}
