@@ -64,10 +64,10 @@ type Delivery struct {
 // event already notified and the until of the last notification, which is
 // the from of the next (CN-010).
 type Channel struct {
-	Started    time.Time `json:"started,omitzero"` // when notifications of the set began (zero: not yet)
-	LastSeq    uint64    `json:"last_seq"`
-	Until      time.Time `json:"until"`
-	LatestID uint64 `json:"latest_id,omitempty"` // newest notification, served at the topic URI
+	Started  time.Time `json:"started,omitzero"` // when notifications of the set began (zero: not yet)
+	LastSeq  uint64    `json:"last_seq"`
+	Until    time.Time `json:"until"`
+	LatestID uint64    `json:"latest_id,omitempty"` // newest notification, served at the topic URI
 	// Latest is the newest notification's body: stored apart (B/), read by
 	// ChannelLatest; Channel leaves it nil. Stores before that kept it here.
 	Latest     []byte    `json:"latest,omitempty"`

@@ -116,4 +116,3 @@ func TestPublishSet(t *testing.T) {
 		t.Errorf("after a change: cursor %d, want 18", again.LastSeq)
 	}
 }
-
