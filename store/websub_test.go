@@ -68,7 +68,7 @@ func TestHubState(t *testing.T) {
 	}
 	ch := Channel{LastSeq: 9, Until: now, LatestID: 1, Latest: []byte("<urlset/>")}
 	db.PutChannel("r", "p", AllSet, ch)
-	if got, _ := begin(t, db).Channel("r", "p", AllSet); !reflect.DeepEqual(got, ch) {
+	if got, _ := begin(t, db).ChannelLatest("r", "p", AllSet); !reflect.DeepEqual(got, ch) {
 		t.Fatalf("channel %+v", got)
 	}
 
