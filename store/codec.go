@@ -202,10 +202,24 @@ func encodeEvent(ev *Event) []byte {
 			b = appendString(b, s)
 		}
 	}
-	b = appendHex(b, ev.SHA256, 32)
-	b = appendHex(b, ev.MD5, 16)
-	b = binary.AppendVarint(b, ev.Length)
-	return appendTime(b, ev.Datestamp)
+	return appendContent(b, ev.SHA256, ev.MD5, ev.Length, ev.Datestamp)
+}
+
+// appendContent writes what an event and a change entry say of the
+// content: digests, length, upstream datestamp.
+func appendContent(b []byte, sha256, md5 string, length int64, datestamp time.Time) []byte {
+	b = appendHex(b, sha256, 32)
+	b = appendHex(b, md5, 16)
+	b = binary.AppendVarint(b, length)
+	return appendTime(b, datestamp)
+}
+
+// content reads what appendContent wrote.
+func (d *reader) content() (sha256, md5 string, length int64, datestamp time.Time) {
+	sha256 = d.hex(32)
+	md5 = d.hex(16)
+	length = d.varint()
+	return sha256, md5, length, d.time()
 }
 
 // decodeEvent fills ev's stored fields (not Seq, Repo, Prefix: the key's).
@@ -230,10 +244,7 @@ func decodeEvent(b []byte, ev *Event) error {
 			*sets = append(*sets, d.str())
 		}
 	}
-	ev.SHA256 = d.hex(32)
-	ev.MD5 = d.hex(16)
-	ev.Length = d.varint()
-	ev.Datestamp = d.time()
+	ev.SHA256, ev.MD5, ev.Length, ev.Datestamp = d.content()
 	return d.err
 }
 
@@ -243,10 +254,7 @@ func encodeSetEvent(se *SetEvent) []byte {
 	b = appendTime(b, se.Time)
 	b = appendString(b, se.Identifier)
 	b = append(b, byte(se.Change))
-	b = appendHex(b, se.SHA256, 32)
-	b = appendHex(b, se.MD5, 16)
-	b = binary.AppendVarint(b, se.Length)
-	return appendTime(b, se.Datestamp)
+	return appendContent(b, se.SHA256, se.MD5, se.Length, se.Datestamp)
 }
 
 // decodeSetEvent fills se's stored fields (not Seq: the key's).
@@ -261,10 +269,7 @@ func decodeSetEvent(b []byte, se *SetEvent) error {
 	se.Time = d.time()
 	se.Identifier = d.str()
 	se.Change = Change(d.byte())
-	se.SHA256 = d.hex(32)
-	se.MD5 = d.hex(16)
-	se.Length = d.varint()
-	se.Datestamp = d.time()
+	se.SHA256, se.MD5, se.Length, se.Datestamp = d.content()
 	return d.err
 }
 
