@@ -191,11 +191,7 @@ func getRecord(txn *badger.Txn, k []byte, r *Record) (bool, error) {
 const eventV1 = 1
 
 func encodeEvent(ev *Event) []byte {
-	b := make([]byte, 0, 96+len(ev.Identifier))
-	b = append(b, eventV1)
-	b = appendTime(b, ev.Time)
-	b = appendString(b, ev.Identifier)
-	b = append(b, byte(ev.Change))
+	b := appendHead(make([]byte, 0, 96+len(ev.Identifier)), ev.Time, ev.Identifier, ev.Change)
 	for _, sets := range [][]string{ev.SetsBefore, ev.SetsAfter} {
 		b = binary.AppendUvarint(b, uint64(len(sets)))
 		for _, s := range sets {
@@ -203,6 +199,15 @@ func encodeEvent(ev *Event) []byte {
 		}
 	}
 	return appendContent(b, ev.SHA256, ev.MD5, ev.Length, ev.Datestamp)
+}
+
+// appendHead writes the version and what events and change entries begin
+// with.
+func appendHead(b []byte, t time.Time, id string, c Change) []byte {
+	b = append(b, eventV1)
+	b = appendTime(b, t)
+	b = appendString(b, id)
+	return append(b, byte(c))
 }
 
 // appendContent writes what an event and a change entry say of the
@@ -222,18 +227,33 @@ func (d *reader) content() (sha256, md5 string, length int64, datestamp time.Tim
 	return sha256, md5, length, d.time()
 }
 
-// decodeEvent fills ev's stored fields (not Seq, Repo, Prefix: the key's).
-func decodeEvent(b []byte, ev *Event) error {
+// binaryReader reads an event or a change entry: one stored as JSON by an
+// earlier version is decoded into legacy at once (the reader is nil), a
+// binary one is checked for its version and read past it.
+func binaryReader(b []byte, what string, legacy any) (*reader, error) {
 	if len(b) > 0 && b[0] == '{' {
-		return json.Unmarshal(b, ev)
+		return nil, json.Unmarshal(b, legacy)
 	}
 	if len(b) < 1 || b[0] != eventV1 {
-		return fmt.Errorf("%w: unknown event version", errCorrupt)
+		return nil, fmt.Errorf("%w: unknown %s version", errCorrupt, what)
 	}
-	d := &reader{b: b[1:]}
-	ev.Time = d.time()
-	ev.Identifier = d.str()
-	ev.Change = Change(d.byte())
+	return &reader{b: b[1:]}, nil
+}
+
+// head reads what events and change entries begin with.
+func (d *reader) head() (time.Time, string, Change) {
+	t := d.time()
+	id := d.str()
+	return t, id, Change(d.byte())
+}
+
+// decodeEvent fills ev's stored fields (not Seq, Repo, Prefix: the key's).
+func decodeEvent(b []byte, ev *Event) error {
+	d, err := binaryReader(b, "event", ev)
+	if d == nil || err != nil {
+		return err
+	}
+	ev.Time, ev.Identifier, ev.Change = d.head()
 	for _, sets := range []*[]string{&ev.SetsBefore, &ev.SetsAfter} {
 		n := d.uvarint()
 		if n > uint64(len(d.b)) {
@@ -249,26 +269,17 @@ func decodeEvent(b []byte, ev *Event) error {
 }
 
 func encodeSetEvent(se *SetEvent) []byte {
-	b := make([]byte, 0, 80+len(se.Identifier))
-	b = append(b, eventV1)
-	b = appendTime(b, se.Time)
-	b = appendString(b, se.Identifier)
-	b = append(b, byte(se.Change))
+	b := appendHead(make([]byte, 0, 80+len(se.Identifier)), se.Time, se.Identifier, se.Change)
 	return appendContent(b, se.SHA256, se.MD5, se.Length, se.Datestamp)
 }
 
 // decodeSetEvent fills se's stored fields (not Seq: the key's).
 func decodeSetEvent(b []byte, se *SetEvent) error {
-	if len(b) > 0 && b[0] == '{' {
-		return json.Unmarshal(b, se)
+	d, err := binaryReader(b, "change entry", se)
+	if d == nil || err != nil {
+		return err
 	}
-	if len(b) < 1 || b[0] != eventV1 {
-		return fmt.Errorf("%w: unknown change entry version", errCorrupt)
-	}
-	d := &reader{b: b[1:]}
-	se.Time = d.time()
-	se.Identifier = d.str()
-	se.Change = Change(d.byte())
+	se.Time, se.Identifier, se.Change = d.head()
 	se.SHA256, se.MD5, se.Length, se.Datestamp = d.content()
 	return d.err
 }

@@ -51,7 +51,7 @@ func (db *DB) Mapped() MappedStats {
 func (db *DB) boundMapped() bool {
 	rss, err := rssFile()
 	if err != nil {
-		db.log.Warn("cannot read the resident memory; store.mapped_limit is not applied", "err", err)
+		db.log.Warn("cannot read the resident memory (/proc/self/status); store.mapped_limit is not applied", "dir", db.dir, "err", err)
 		return true // stop checking
 	}
 	db.mapped.resident.Store(rss)
@@ -69,7 +69,7 @@ func (db *DB) boundMapped() bool {
 	for _, suffix := range []string{".vlog", ".sst"} {
 		k, err := pageOut(db.dir, suffix)
 		if err != nil {
-			db.log.Warn("paging out the store files failed", "err", err)
+			db.log.Warn("paging out the store files failed", "dir", db.dir, "files", "*"+suffix, "err", err)
 			return false
 		}
 		n += k

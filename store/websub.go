@@ -334,16 +334,18 @@ func (s *Snap) Channel(repo, prefix, set string) (Channel, error) {
 func (s *Snap) ChannelLatest(repo, prefix, set string) (Channel, error) {
 	var c Channel
 	if _, err := getJSON(s.txn, key('C', repo, prefix, set), &c); err != nil {
-		return c, err
+		return c, fmt.Errorf("store: channel %s/%s/%q: %w", repo, prefix, set, err)
 	}
 	it, err := s.txn.Get(key('B', repo, prefix, set))
 	switch {
 	case errors.Is(err, badger.ErrKeyNotFound): // none yet, or a store from before B/ (Latest came with C)
 		return c, nil
-	case err != nil:
-		return c, err
+	case err == nil:
+		c.Latest, err = it.ValueCopy(nil)
 	}
-	c.Latest, err = it.ValueCopy(nil)
+	if err != nil {
+		err = fmt.Errorf("store: latest notification of channel %s/%s/%q: %w", repo, prefix, set, err)
+	}
 	return c, err
 }
 
