@@ -273,11 +273,12 @@ func (b *Batch) appendEvent(ev *Event) error {
 		if c == 0 {
 			continue
 		}
-		se := SetEvent{Time: ev.Time, Identifier: ev.Identifier, Change: c, Datestamp: ev.Datestamp}
-		if c != Deleted {
-			se.SHA256, se.MD5, se.Length = ev.SHA256, ev.MD5, ev.Length
+		// The all-records set's entries are the events themselves
+		// (Snap.SetEvents): a copy would only add to what compactions rewrite.
+		if s != AllSet {
+			se := ev.setEvent(s)
+			b.stage(seqKey('x', ev.Seq, b.repo, b.prefix, s), encodeSetEvent(&se))
 		}
-		b.stage(seqKey('x', ev.Seq, b.repo, b.prefix, s), encodeSetEvent(&se))
 		if err := b.catalog(s, ev); err != nil {
 			return err
 		}

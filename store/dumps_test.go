@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 func sha(b string) string { h := sha256.Sum256([]byte(b)); return hex.EncodeToString(h[:]) }
@@ -103,11 +106,12 @@ func TestPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Lists of hours 0 and 1 closed at or before 02:00; their single entries
-	// and their events go, and the bytes superseded by an event that went
-	// (hour 0's, replaced at 01:01). Hour 1's bytes were replaced at 02:01, by
-	// an event that stays, so they stay too (the rule is conservative).
-	if got.Lists != 2 || got.Entries != 2 || got.Events != 2 || got.Versions != 1 || len(got.Files) != 4 {
+	// Lists of hours 0 and 1 closed at or before 02:00; their events (the
+	// all-records set's entries) go, and the bytes superseded by an event
+	// that went (hour 0's, replaced at 01:01). Hour 1's bytes were replaced
+	// at 02:01, by an event that stays, so they stay too (the rule is
+	// conservative).
+	if got.Lists != 2 || got.Entries != 0 || got.Events != 2 || got.Versions != 1 || len(got.Files) != 4 {
 		t.Fatalf("pruned %+v", got)
 	}
 	s := begin(t, db)
@@ -146,4 +150,116 @@ func TestPrune(t *testing.T) {
 	if lists, _ := s.ChangeLists("r", "p", AllSet); len(lists) != 2 || lists[0].ID != ListID(t0.Add(4*time.Hour), 1) {
 		t.Errorf("the newest list must stay: %+v", lists)
 	}
+}
+
+// TestAllSetEntriesAreEvents: the all-records set keeps no entries of its
+// own; its Change Lists read the events. Pruning keeps the events of every
+// list that stays, even those older than the cutoff, and a store written
+// before (entries copied per set, events pruned while a list kept the copy)
+// reads the copies where events are missing, each entry once.
+func TestAllSetEntriesAreEvents(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db, setNow := clockDB(t, t0, policy(Options{}))
+	db.clLimit, db.clPeriod = 1000, time.Hour
+	apply := func(at time.Time, id string, c Change, sets ...string) {
+		t.Helper()
+		setNow(at)
+		b, _ := db.NewBatch("r", "p")
+		content := "<x>" + id + at.String() + "</x>"
+		rec := &Record{Identifier: id, Sets: sets, Deleted: c == Deleted, SHA256: sha(content)}
+		ev := &Event{Identifier: id, Change: c, SetsAfter: rec.Members(), Datestamp: at}
+		if c != Deleted {
+			ev.SHA256, ev.Length = sha(content), int64(len(content))
+		}
+		if old, _ := b.Get(id); old != nil {
+			ev.SetsBefore = old.Members()
+		}
+		if err := b.Apply(rec, []byte(content), ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(t0.Add(10*time.Minute), "a", Created, "s")
+	apply(t0.Add(30*time.Minute), "b", Created)
+	apply(t0.Add(50*time.Minute), "a", Deleted)
+	apply(t0.Add(70*time.Minute), "c", Created, "s")
+
+	entries := func(set string) []string {
+		t.Helper()
+		s := begin(t, db)
+		defer s.done()
+		lists, err := s.ChangeLists("r", "p", set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range lists {
+			if l.Count == 0 {
+				continue
+			}
+			err := s.SetEvents("r", "p", set, l.FirstSeq, l.LastSeq, func(e *SetEvent) error {
+				hashed := e.SHA256 != "" && e.Length > 0
+				out = append(out, fmt.Sprintf("%d %s %s %v %s", e.Seq, e.Identifier, e.Change, hashed, e.Datestamp.Format("15:04")))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	all := []string{"1 a created true 00:10", "2 b created true 00:30", "3 a deleted false 00:50", "4 c created true 01:10"}
+	if got := entries(AllSet); !slices.Equal(got, all) {
+		t.Fatalf("all-records entries %q, want %q", got, all)
+	}
+	if got, want := entries("s"), []string{"1 a created true 00:10", "3 a deleted false 00:50", "4 c created true 01:10"}; !slices.Equal(got, want) {
+		t.Fatalf("set entries %q, want %q", got, want)
+	}
+
+	// The 00:00 list closes at 01:00, after the cutoff: it stays, and so do
+	// its events, though all three were detected before the cutoff.
+	if _, err := db.Prune(context.Background(), "r", "p", t0.Add(55*time.Minute), t0.Add(2*time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(AllSet); !slices.Equal(got, all) {
+		t.Fatalf("after pruning: %q, want %q", got, all)
+	}
+
+	// What an earlier version left: a copy of every event (x/), and events 2
+	// and 4 pruned while their lists stayed.
+	err := db.bdb.Update(func(txn *badger.Txn) error {
+		for _, seq := range []uint64{1, 2, 3, 4} {
+			ev, err := getEvent(txn, "r", "p", seq)
+			if err != nil {
+				return err
+			}
+			se := ev.setEvent(AllSet)
+			if err := txn.Set(seqKey('x', seq, "r", "p", AllSet), encodeSetEvent(&se)); err != nil {
+				return err
+			}
+		}
+		for _, seq := range []uint64{2, 4} {
+			if err := txn.Delete(seqKey('e', seq, "r", "p")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(AllSet); !slices.Equal(got, all) {
+		t.Fatalf("from an earlier version's store: %q, want %q", got, all)
+	}
+}
+
+func getEvent(txn *badger.Txn, repo, prefix string, seq uint64) (*Event, error) {
+	it, err := txn.Get(seqKey('e', seq, repo, prefix))
+	if err != nil {
+		return nil, err
+	}
+	ev := &Event{Seq: seq, Repo: repo, Prefix: prefix}
+	return ev, it.Value(func(v []byte) error { return decodeEvent(v, ev) })
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -45,12 +46,20 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 		if err := scan(txn, lp, false, func(k, _ []byte) error { sets = append(sets, string(k[len(lp):])); return nil }); err != nil {
 			return err
 		}
+		// The all-records set's Change Lists are read from the events
+		// themselves (it has no entries of its own): its lists that stay keep
+		// their events, whatever their age.
+		keep := uint64(math.MaxUint64)
 		for _, set := range sets {
-			if err := db.pruneSet(ctx, txn, wb, repo, prefix, set, cutoff, horizonAt, now, grace, &out); err != nil {
+			first, err := db.pruneSet(ctx, txn, wb, repo, prefix, set, cutoff, horizonAt, now, grace, &out)
+			if err != nil {
 				return err
 			}
+			if set == AllSet {
+				keep = first
+			}
 		}
-		firstKept, err := db.pruneEvents(ctx, txn, wb, repo, prefix, cutoff, &out)
+		firstKept, err := db.pruneEvents(ctx, txn, wb, repo, prefix, cutoff, keep, &out)
 		if err != nil {
 			return err
 		}
@@ -65,7 +74,10 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 	return out, nil
 }
 
-func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix, set string, cutoff, at, now time.Time, grace time.Duration, out *Pruned) error {
+// pruneSet removes the set's Change Lists that closed at or before cutoff,
+// with their entries and packages, and returns the sequence number of the
+// first event a remaining list holds (MaxUint64: they hold none).
+func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix, set string, cutoff, at, now time.Time, grace time.Duration, out *Pruned) (uint64, error) {
 	p := prefixKey('l', repo, prefix, set)
 	var lists []ChangeListInfo
 	err := scan(txn, p, true, func(k, v []byte) error {
@@ -77,53 +89,60 @@ func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBat
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
+	keep := uint64(math.MaxUint64)
 	for i, l := range lists {
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, err
 		}
 		l.Succeeded = i < len(lists)-1
 		until := l.Until(at)
 		if i == len(lists)-1 || until.IsZero() || until.After(cutoff) {
-			break // lists close in order: the rest are newer
+			// Lists close in order: the rest are newer. Only the newest can
+			// be empty (FirstSeq is set by its first entry).
+			if l.Count > 0 {
+				keep = l.FirstSeq
+			}
+			break
 		}
 		if err := wb.Delete(key('l', repo, prefix, set, l.ID)); err != nil {
-			return err
+			return 0, err
 		}
 		xp := prefixKey('x', repo, prefix, set)
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: xp})
 		for it.Seek(seqKey('x', l.FirstSeq, repo, prefix, set)); it.ValidForPrefix(xp) && seqOf(it.Item().Key()) <= l.LastSeq; it.Next() {
 			if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
 				it.Close()
-				return err
+				return 0, err
 			}
 			out.Entries++
 		}
 		it.Close()
 		var pkg Package
 		if found, err := getJSON(txn, key('Q', repo, prefix, set, l.ID), &pkg); err != nil {
-			return err
+			return 0, err
 		} else if found {
 			if err := wb.Delete(key('Q', repo, prefix, set, l.ID)); err != nil {
-				return err
+				return 0, err
 			}
 			for _, f := range []string{pkg.File, pkg.Manifest} {
 				g, _ := json.Marshal(Garbage{File: f, RemoveAfter: now.Add(grace)})
 				if err := wb.Set(key('G', f), g); err != nil {
-					return err
+					return 0, err
 				}
 				out.Files = append(out.Files, f)
 			}
 		}
 		out.Lists++
 	}
-	return nil
+	return keep, nil
 }
 
-// pruneEvents deletes events detected before cutoff and returns the sequence
-// number of the first event kept (or the next one to come).
-func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix string, cutoff time.Time, out *Pruned) (uint64, error) {
+// pruneEvents deletes events detected before cutoff, up to (not including)
+// sequence number keep, and returns the sequence number of the first event
+// kept (or the next one to come).
+func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix string, cutoff time.Time, keep uint64, out *Pruned) (uint64, error) {
 	p := prefixKey('e', repo, prefix)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 100})
 	defer it.Close()
@@ -141,8 +160,8 @@ func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.Write
 		if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, &ev) }); err != nil {
 			return 0, err
 		}
-		if !ev.Time.Before(cutoff) {
-			return seqOf(it.Item().Key()), nil
+		if seq := seqOf(it.Item().Key()); seq >= keep || !ev.Time.Before(cutoff) {
+			return seq, nil
 		}
 		if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
 			return 0, err

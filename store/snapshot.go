@@ -199,6 +199,14 @@ func (s *Snap) openList(repo, prefix, set string, last *ChangeListInfo) (ChangeL
 // SetEvents calls fn for the set's change entries with sequence numbers in
 // [first, last], in order.
 func (s *Snap) SetEvents(repo, prefix, set string, first, last uint64, fn func(*SetEvent) error) error {
+	if set == AllSet {
+		return s.allEvents(repo, prefix, first, last, fn)
+	}
+	return s.setEntries(repo, prefix, set, first, last, fn)
+}
+
+// setEntries reads the per-set change entries (x/) in [first, last].
+func (s *Snap) setEntries(repo, prefix, set string, first, last uint64, fn func(*SetEvent) error) error {
 	p := prefixKey('x', repo, prefix, set)
 	o := badger.DefaultIteratorOptions
 	o.Prefix = p
@@ -225,6 +233,51 @@ func (s *Snap) SetEvents(repo, prefix, set string, first, last uint64, fn func(*
 		}
 	}
 	return nil
+}
+
+// allEvents gives the all-records set's change entries in [first, last]:
+// the events themselves, which every change is in. Stores written by earlier
+// versions also kept a copy of each as a per-set entry (x/), and their
+// pruning could remove events that a kept list still held while keeping the
+// copy: where events are missing, the copies are read in their place.
+func (s *Snap) allEvents(repo, prefix string, first, last uint64, fn func(*SetEvent) error) error {
+	p := prefixKey('e', repo, prefix)
+	o := badger.DefaultIteratorOptions
+	o.Prefix = p
+	o.PrefetchSize = 256
+	it := s.txn.NewIterator(o)
+	defer it.Close()
+	from, n := first, 0 // from: the first sequence number not yet given
+	for it.Seek(seqKey('e', first, repo, prefix)); it.ValidForPrefix(p); it.Next() {
+		seq := seqOf(it.Item().Key())
+		if seq > last {
+			break
+		}
+		if seq > from { // events missing: their copies, if any
+			if err := s.setEntries(repo, prefix, AllSet, from, seq-1, fn); err != nil {
+				return err
+			}
+		}
+		if n++; n%1024 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var ev Event
+		if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, &ev) }); err != nil {
+			return fmt.Errorf("store: change event %s/%s/%d: %w", repo, prefix, seq, err)
+		}
+		ev.Seq = seq
+		se := ev.setEvent(AllSet)
+		if err := fn(&se); err != nil {
+			return err
+		}
+		from = seq + 1
+	}
+	if from > last || from == 0 {
+		return nil
+	}
+	return s.setEntries(repo, prefix, AllSet, from, last, fn)
 }
 
 // Sets returns the stored set descriptions of a repository.

@@ -72,6 +72,19 @@ type Event struct {
 	Datestamp  time.Time `json:"ds"` // upstream datestamp that came with the change
 }
 
+// setEvent is the event as an entry of a resource set's Change Lists.
+func (e *Event) setEvent(set string) SetEvent {
+	c := e.Change
+	if set != AllSet {
+		c = e.SetChange(set)
+	}
+	se := SetEvent{Seq: e.Seq, Time: e.Time, Identifier: e.Identifier, Change: c, Datestamp: e.Datestamp}
+	if c != Deleted {
+		se.SHA256, se.MD5, se.Length = e.SHA256, e.MD5, e.Length
+	}
+	return se
+}
+
 // SetChange is how a set sees an event: a record that joins the set is created in
 // it, one that leaves is deleted from it, otherwise the event's own change.
 // Zero means the event does not concern the set.

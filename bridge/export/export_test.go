@@ -61,6 +61,10 @@ func TestExportAfterPrunedHistory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	f.clk.Add(3 * time.Hour)
 	f.churn(60, rng)
+	// A later list, which stays (the newest always does) and keeps its
+	// events: the churn before it is what goes.
+	f.clk.Add(3 * time.Hour)
+	f.churn(5, rng)
 	f.clk.Add(3 * time.Hour)
 	if _, err := f.db.Prune(context.Background(), "demo", "oai_dc", f.clk.Now(), f.clk.Now(), time.Hour); err != nil {
 		t.Fatal(err)
