@@ -16,11 +16,56 @@ import (
 // length-prefixed strings, with the digests as raw bytes. Version 2 stores
 // times as seconds and nanoseconds, so every valid OAI datestamp (years 0001
 // to 9999) round-trips; version 1 stored UnixNano, which wraps outside
-// 1678–2262, and is still read.
+// 1678–2262, and is still read. Version 3 writes a well-known metadata
+// namespace as its number in wellKnownNS (the namespace was a third of a
+// state, stored twice per set membership and rewritten by every compaction).
 const (
 	recordV1 = 1
 	recordV2 = 2
+	recordV3 = 3
 )
+
+// wellKnownNS are the metadata namespaces a version 3 state names by number
+// (position + 1; 0 means the namespace follows as a string). Append only:
+// stored states refer to these positions.
+var wellKnownNS = [...]string{
+	"http://www.openarchives.org/OAI/2.0/oai_dc/",
+	"https://github.com/JPCOAR/schema/blob/master/1.0/",
+	"https://github.com/JPCOAR/schema/blob/master/2.0/",
+	"http://irdb.nii.ac.jp/oai",
+	"http://ju.nii.ac.jp/junii2",
+	"https://irdb.nii.ac.jp/schema/jpcoar/1.0/",
+	"http://irdb.nii.ac.jp/dspace-oai",
+	"http://purl.org/dc/elements/1.1/",
+	"http://www.loc.gov/mods/v3",
+	"http://www.loc.gov/MARC21/slim",
+	"http://datacite.org/schema/kernel-4",
+	"http://namespace.openaire.eu/schema/oaire/",
+	"http://www.lyncode.com/xoai",
+	"http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+	"http://www.w3.org/2005/Atom",
+}
+
+func appendNamespace(b []byte, ns string) []byte {
+	for i, w := range wellKnownNS {
+		if ns == w {
+			return binary.AppendUvarint(b, uint64(i+1))
+		}
+	}
+	return appendString(binary.AppendUvarint(b, 0), ns)
+}
+
+func (d *reader) namespace() string {
+	i := d.uvarint()
+	switch {
+	case i == 0:
+		return d.str()
+	case i <= uint64(len(wellKnownNS)):
+		return wellKnownNS[i-1]
+	}
+	d.err = errCorrupt
+	return ""
+}
 
 var errCorrupt = errors.New("corrupt record state")
 
@@ -50,7 +95,7 @@ func appendHex(b []byte, h string, n int) []byte {
 // encodeRecord serialises the state part of a record (not its key fields).
 func encodeRecord(r *Record) []byte {
 	b := make([]byte, 0, 160+len(r.Landing)+len(r.Namespace))
-	b = append(b, recordV2)
+	b = append(b, recordV3)
 	var flags byte
 	if r.Deleted {
 		flags |= 1
@@ -62,7 +107,7 @@ func encodeRecord(r *Record) []byte {
 	for _, s := range r.Sets {
 		b = appendString(b, s)
 	}
-	b = appendString(b, r.Namespace)
+	b = appendNamespace(b, r.Namespace)
 	b = appendString(b, r.Landing)
 	b = binary.AppendVarint(b, r.Length)
 	b = appendHex(b, r.MD5, 16)
@@ -144,7 +189,7 @@ func (d *reader) hex(n int) string {
 
 // decodeRecord fills the state part of r.
 func decodeRecord(b []byte, r *Record) error {
-	if len(b) < 2 || (b[0] != recordV1 && b[0] != recordV2) {
+	if len(b) < 2 || b[0] < recordV1 || b[0] > recordV3 {
 		return fmt.Errorf("%w: unknown version", errCorrupt)
 	}
 	r.Deleted = b[1]&1 != 0
@@ -159,7 +204,11 @@ func decodeRecord(b []byte, r *Record) error {
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		r.Sets = append(r.Sets, d.str())
 	}
-	r.Namespace = d.str()
+	if b[0] == recordV3 {
+		r.Namespace = d.namespace()
+	} else {
+		r.Namespace = d.str()
+	}
 	r.Landing = d.str()
 	r.Length = d.varint()
 	r.MD5 = d.hex(16)

@@ -21,6 +21,11 @@ func TestRecordCodec(t *testing.T) {
 		{Datestamp: time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC), Modified: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)},
 		{Datestamp: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), FirstSeen: time.Date(1500, 6, 1, 0, 0, 0, 0, time.UTC)},
 		{Datestamp: time.Unix(0, 0).UTC()},
+		// Well-known namespaces are stored by number; one close to one is not.
+		{Namespace: "https://github.com/JPCOAR/schema/blob/master/2.0/", Landing: "https://x/2"},
+		{Namespace: "http://www.openarchives.org/OAI/2.0/oai_dc/"},
+		{Namespace: "http://www.w3.org/2005/Atom"},
+		{Namespace: "https://github.com/JPCOAR/schema/blob/master/2.0"},
 	} {
 		var got Record
 		if err := decodeRecord(encodeRecord(&r), &got); err != nil {
@@ -29,6 +34,45 @@ func TestRecordCodec(t *testing.T) {
 		if !reflect.DeepEqual(got, r) {
 			t.Errorf("round trip\n got %+v\nwant %+v", got, r)
 		}
+	}
+}
+
+// TestRecordCodecNamespace: a well-known namespace takes one byte, and states
+// written before version 3 (namespace always as a string) still decode.
+func TestRecordCodecNamespace(t *testing.T) {
+	const ns = "https://github.com/JPCOAR/schema/blob/master/2.0/"
+	with, without := encodeRecord(&Record{Namespace: ns}), encodeRecord(&Record{})
+	if len(with) != len(without)-1 { // its number, against 0 and an empty string
+		t.Errorf("a well-known namespace: %d bytes, none: %d", len(with), len(without))
+	}
+	if other := encodeRecord(&Record{Namespace: "urn:x"}); len(other) != len(without)+len("urn:x") {
+		t.Errorf("another namespace: %d bytes, want %d", len(other), len(without)+len("urn:x"))
+	}
+	v2 := []byte{recordV2, 0}
+	v2 = binary.AppendUvarint(v2, 0) // datestamp: zero
+	v2 = binary.AppendUvarint(v2, 0) // raw datestamp
+	v2 = binary.AppendUvarint(v2, 0) // sets
+	v2 = binary.AppendUvarint(v2, uint64(len(ns)))
+	v2 = append(v2, ns...)
+	v2 = append(v2, 0)              // landing
+	v2 = binary.AppendVarint(v2, 9) // length
+	v2 = append(v2, 0, 0, 0, 0)     // no digests, zero times
+	v2 = binary.AppendUvarint(v2, 2)
+	var got Record
+	if err := decodeRecord(v2, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Record{Namespace: ns, Length: 9, Seq: 2}); !reflect.DeepEqual(got, want) {
+		t.Errorf("version 2: got %+v\nwant %+v", got, want)
+	}
+	// A number beyond the list (a newer version's) is an error, not a guess.
+	bad := encodeRecord(&Record{Namespace: ns})
+	if bad[5] != 3 { // version, flags, datestamp, raw datestamp, sets, namespace
+		t.Fatalf("namespace number %d, want 3", bad[5])
+	}
+	bad[5] = byte(len(wellKnownNS) + 1)
+	if err := decodeRecord(bad, &got); err == nil {
+		t.Error("an unknown namespace number decodes")
 	}
 }
 
