@@ -101,6 +101,14 @@ func badgerOptions(opts Options, memTable int64) badger.Options {
 	bo.LevelSizeMultiplier = 4
 	bo.NumLevelZeroTables = 10
 	bo.NumLevelZeroTablesStall = 20
+	// A base level of 128 MiB (not 10), about what one level-0 compaction
+	// brings (10 tables from 16 MiB memtables), and tables of 8 MiB (not 2):
+	// with the default, each level-0 compaction overflowed the base level at
+	// once and cascaded through levels kept small, and the tree had a level
+	// more. With 59 repositories, 2,000,000 records (bench/): 122 s → 102 s,
+	// bytes written per record 11,276 → 9,615, the same peak memory.
+	bo.BaseLevelSize = 128 << 20
+	bo.BaseTableSize = 8 << 20
 	// Blocks hold small binary states and keys (the metadata bytes live in the
 	// value log): compression buys little and costs CPU and per-builder buffers.
 	bo = bo.WithCompression(options.None)
