@@ -451,6 +451,8 @@ func get(url string) ([]byte, error) {
 type sample struct {
 	at      time.Duration
 	records float64
+	cpu     float64 // rsbridge's CPU seconds so far
+	farm    float64 // the bench's own (the synthetic upstreams)
 }
 
 // harvest waits for the first harvest of every repository and reports its
@@ -480,10 +482,13 @@ func (b *bench) harvest(ctx context.Context) error {
 			continue
 		}
 		at := time.Since(start)
-		samples = append(samples, sample{at, recs})
+		samples = append(samples, sample{at, recs, cpuTime(b.proc.Process.Pid), cpuTime(os.Getpid())})
 		b.profile(ctx, at, recs)
-		if len(samples)%15 == 0 {
-			fmt.Fprintf(os.Stderr, "%6.0fs %10.0f records, %4.0f of %.0f runs ended, RssAnon %s, RssFile %s\n", at.Seconds(), recs, runs, n, mib(anon), mib(file))
+		if k := len(samples); k%15 == 0 && k > 15 {
+			p, s := samples[k-16], samples[k-1]
+			d := (s.at - p.at).Seconds()
+			fmt.Fprintf(os.Stderr, "%6.0fs %10.0f records, %4.0f of %.0f runs ended, %6.0f records/s, CPU rsbridge %3.0f %% (%.0f µs a record) farm %3.0f %%, RssAnon %s, RssFile %s\n",
+				at.Seconds(), recs, runs, n, (s.records-p.records)/d, 100*(s.cpu-p.cpu)/d, 1e6*(s.cpu-p.cpu)/max(1, s.records-p.records), 100*(s.farm-p.farm)/d, mib(anon), mib(file))
 		}
 		if runs >= n {
 			break
@@ -500,6 +505,7 @@ func (b *bench) harvest(ctx context.Context) error {
 	t.add("harvest rate", "first 200,000 records read", fmt.Sprintf("%.0f records/s", first))
 	t.add("harvest rate", "10-20 % of the records", fmt.Sprintf("%.0f records/s", early))
 	t.add("harvest rate", "85-95 % of the records", fmt.Sprintf("%.0f records/s (%+.0f %% against the first 200,000, %+.0f %% against 10-20 %%)", last, 100*(last-first)/first, 100*(last-early)/early))
+	t.add("rsbridge CPU a record", "first 200,000 / 10-20 % / 85-95 %", fmt.Sprintf("%.0f / %.0f / %.0f µs", cpuPer(samples, 0, 200000), cpuPer(samples, 0.10*total.records, 0.20*total.records), cpuPer(samples, 0.85*total.records, 0.95*total.records)))
 	t.add("memory", "peak RssAnon / RssFile", fmt.Sprintf("%s / %s", mib(peakAnon), mib(peakFile)))
 	t.add("disk writes", "by rsbridge during the harvest", fmt.Sprintf("%s, %.0f bytes per record read", mib(wrote), float64(wrote)/total.records))
 	var ends []time.Duration
@@ -585,6 +591,17 @@ func rate(s []sample, from, to float64) float64 {
 		return 0
 	}
 	return (s[j].records - s[i].records) / (s[j].at - s[i].at).Seconds()
+}
+
+// cpuPer is rsbridge's CPU microseconds a record between two counts of
+// records read.
+func cpuPer(s []sample, from, to float64) float64 {
+	i := slices.IndexFunc(s, func(x sample) bool { return x.records >= from })
+	j := slices.IndexFunc(s, func(x sample) bool { return x.records >= to })
+	if i < 0 || j <= i {
+		return 0
+	}
+	return 1e6 * (s[j].cpu - s[i].cpu) / (s[j].records - s[i].records)
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
