@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.IntVar(&o.repos, "repos", 700, "repositories (two of them are the slow and the dead one)")
 	fs.IntVar(&o.records, "records", 3000000, "records in all (each harvested in 2 formats)")
-	fs.IntVar(&o.bigRecords, "big", 60000, "records of the one repository large enough for a 50,000-entry Resource List page (0: none)")
+	fs.IntVar(&o.bigRecords, "big", 50000, "records of the one repository above 20,000: with 50,000, its Resource List is one document of 50,000 entries, the largest there is (0: none)")
 	fs.IntVar(&o.setRepos, "set-repos", 3, "repositories with 2,000 sets")
 	fs.DurationVar(&o.slowDelay, "slow", time.Minute, "latency of every list page of the slow repository")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary one)")
@@ -173,7 +173,7 @@ func (b *bench) total() int {
 
 // plan draws the repositories: sizes log-uniform between 100 and 20,000,
 // scaled (and clamped) so they add up to about the total; one large
-// repository, so that a 50,000-entry Resource List page exists; a few with
+// repository, so that a 50,000-entry Resource List exists; a few with
 // 2,000 sets; up to a hundred behind one host; one slow, one dead.
 func (b *bench) plan() {
 	rng := rand.New(rand.NewPCG(b.o.seed, 42))

@@ -9,7 +9,7 @@ import (
 // hosts the issue asks for, and the same seed draws the same plan.
 func TestPlan(t *testing.T) {
 	draw := func() *bench {
-		b := &bench{o: options{repos: 700, records: 3000000, bigRecords: 60000, setRepos: 3, seed: 1}}
+		b := &bench{o: options{repos: 700, records: 3000000, bigRecords: 50000, setRepos: 3, seed: 1}}
 		b.plan()
 		return b
 	}

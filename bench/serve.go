@@ -75,31 +75,33 @@ func (b *bench) serving(ctx context.Context) error {
 	return b.sourceDescription(ctx, c)
 }
 
-// bigPage fetches the first page of the large repository's Resource List,
-// cold (never asked for before) and again.
+// bigPage fetches the large repository's Resource List (with 50,000 records
+// or fewer, one document; above, the first page of its index), cold (never
+// asked for before) and again.
 func (b *bench) bigPage(ctx context.Context, c *http.Client) error {
 	if b.o.bigRecords == 0 {
 		return nil
 	}
-	body, _, _, err := timedGet(ctx, c, b.base+"/big/oai_dc/all/resourcelist.xml")
-	if err != nil {
-		return err
-	}
 	page := b.base + "/big/oai_dc/all/resourcelist.xml"
+	body, d, code, err := timedGet(ctx, c, page)
+	if err != nil || code != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %v", page, code, err)
+	}
 	if strings.Contains(string(body), "<sitemapindex") {
 		m := locRE.FindStringSubmatch(string(body))
 		if m == nil {
 			return fmt.Errorf("the Resource List index of big lists no page")
 		}
 		page = unescape(m[1])
-	}
-	for _, when := range []string{"cold", "again"} {
-		body, d, code, err := timedGet(ctx, c, page)
-		if err != nil || code != http.StatusOK {
+		if body, d, code, err = timedGet(ctx, c, page); err != nil || code != http.StatusOK {
 			return fmt.Errorf("GET %s: %d %v", page, code, err)
 		}
-		b.table.add("Resource List page", fmt.Sprintf("%d entries, %s", len(urlRE.FindAll(body, -1)), when), ms(d))
 	}
+	b.table.add("Resource List page", fmt.Sprintf("%d entries, cold", len(urlRE.FindAll(body, -1))), ms(d))
+	if body, d, code, err = timedGet(ctx, c, page); err != nil || code != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %v", page, code, err)
+	}
+	b.table.add("Resource List page", fmt.Sprintf("%d entries, again", len(urlRE.FindAll(body, -1))), ms(d))
 	return nil
 }
 
