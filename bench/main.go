@@ -531,7 +531,8 @@ func (b *bench) harvest(ctx context.Context) error {
 var endedRE = regexp.MustCompile(`"ended": "([^"]+)"`)
 
 // profile takes a 20-second CPU profile of rsbridge early in the harvest
-// and another at 80 % of the records, into the work directory.
+// and another, with a heap profile, at 80 % of the records, into the work
+// directory.
 func (b *bench) profile(ctx context.Context, at time.Duration, records float64) {
 	name := ""
 	switch {
@@ -544,19 +545,25 @@ func (b *bench) profile(ctx context.Context, at time.Duration, records float64) 
 	}
 	b.profiled++
 	path := filepath.Join(b.o.dir, name)
-	b.wg.Go(func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.debug+"/debug/pprof/profile?seconds=20", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return
-		}
-		defer resp.Body.Close()
-		if f, err := os.Create(path); err == nil {
-			io.Copy(f, resp.Body)
-			f.Close()
-			fmt.Fprintf(os.Stderr, "profile: %s\n", path)
-		}
-	})
+	if b.profiled == 2 { // and what the heap holds then
+		b.wg.Go(func() { b.save(ctx, "/debug/pprof/heap", filepath.Join(b.o.dir, "heap-end.pprof")) })
+	}
+	b.wg.Go(func() { b.save(ctx, "/debug/pprof/profile?seconds=20", path) })
+}
+
+// save writes what the debug listener answers at path to file.
+func (b *bench) save(ctx context.Context, path, file string) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.debug+path, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if f, err := os.Create(file); err == nil {
+		io.Copy(f, resp.Body)
+		f.Close()
+		fmt.Fprintf(os.Stderr, "profile: %s\n", file)
+	}
 }
 
 // runEnd says how a repository's first run ended, and when, from the admin
