@@ -208,8 +208,9 @@ func (b *Batch) Get(id string) (*Record, error) {
 }
 
 // put stages the record's state and, for a live record, its metadata bytes (nil
-// keeps the stored bytes). It maintains set membership, whose values carry the
-// record state so per-set Resource Lists are one scan, and the record counts.
+// keeps the stored bytes). It maintains set membership (keys only: a set's
+// Resource List reads the states from r/, Snap.Resources) and the record
+// counts.
 func (b *Batch) put(rec *Record, metadata []byte) error {
 	old, err := b.Get(rec.Identifier)
 	if err != nil {
@@ -230,7 +231,9 @@ func (b *Batch) put(rec *Record, metadata []byte) error {
 		}
 	}
 	for _, s := range after {
-		b.stage(key('m', b.repo, b.prefix, s, id), v)
+		if !slices.Contains(before, s) {
+			b.stage(key('m', b.repo, b.prefix, s, id), nil)
+		}
 	}
 	wasLive, isLive := old != nil && !old.Deleted, !rec.Deleted
 	wasTomb, isTomb := old != nil && old.Deleted, rec.Deleted

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,25 +76,49 @@ func setPrefix(repo, prefix, set string) []byte {
 // Resources calls fn for up to limit live records of the set in identifier
 // order, from the identifier start ("" = the first) to before end ("" = no
 // end). fn receives the record state; it stops early by returning an error.
+//
+// A set's members are keys (m/) in the order of the record states (r/): the
+// states are read by a second iterator that walks forward to each member,
+// stepping over a few records, seeking past more. (Stores written before
+// kept a copy of the state in each membership; it is not read.)
 func (s *Snap) Resources(repo, prefix, set, start, end string, limit int, fn func(*Record) error) error {
 	p := setPrefix(repo, prefix, set)
 	o := badger.DefaultIteratorOptions
 	o.Prefix = p
 	o.PrefetchSize = 256
+	var states *badger.Iterator
+	var rp, want []byte
+	if set != AllSet {
+		o.PrefetchValues = false
+		rp = prefixKey('r', repo, prefix)
+		ro := badger.DefaultIteratorOptions
+		ro.Prefix, ro.PrefetchValues = rp, false
+		states = s.txn.NewIterator(ro)
+		defer states.Close()
+		states.Seek(append(append([]byte(nil), rp...), start...))
+	}
 	it := s.txn.NewIterator(o)
 	defer it.Close()
-	n := 0
+	n, i := 0, 0
 	for it.Seek(append(append([]byte(nil), p...), start...)); it.ValidForPrefix(p) && n < limit; it.Next() {
-		if end != "" && string(it.Item().Key()[len(p):]) >= end {
+		id := it.Item().Key()[len(p):]
+		if end != "" && string(id) >= end {
 			break
 		}
-		if n%1024 == 0 {
+		if i++; i%1024 == 0 {
 			if err := s.ctx.Err(); err != nil {
 				return err
 			}
 		}
 		item := it.Item()
-		r := &Record{Repo: repo, Prefix: prefix, Identifier: string(item.Key()[len(p):])}
+		if states != nil {
+			want = append(append(want[:0], rp...), id...)
+			if !seekForward(states, rp, want) {
+				continue // no state for a member: not written by rsbridge, skipped
+			}
+			item = states.Item()
+		}
+		r := &Record{Repo: repo, Prefix: prefix, Identifier: string(id)}
 		if err := item.Value(func(v []byte) error { return decodeRecord(v, r) }); err != nil {
 			return fmt.Errorf("store: resource %s/%s/%q: %w", repo, prefix, r.Identifier, err)
 		}
@@ -106,6 +131,24 @@ func (s *Snap) Resources(repo, prefix, set, start, end string, limit int, fn fun
 		}
 	}
 	return nil
+}
+
+// seekForward moves it, which is at or before k, to k, and reports whether
+// k is there: a few steps first (a set's members are often close together),
+// then a seek.
+func seekForward(it *badger.Iterator, prefix, k []byte) bool {
+	for step := 0; it.ValidForPrefix(prefix); step++ {
+		c := bytes.Compare(it.Item().Key(), k)
+		if c >= 0 {
+			return c == 0
+		}
+		if step == 8 {
+			it.Seek(k)
+			return it.ValidForPrefix(prefix) && bytes.Equal(it.Item().Key(), k)
+		}
+		it.Next()
+	}
+	return false
 }
 
 // Pages counts the live records of a set and calls page with the first

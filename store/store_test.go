@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
 )
 
 // policy is the Change List limit and period the tests open stores with.
@@ -502,4 +505,92 @@ func TestHorizonPerCounterAndSuccessors(t *testing.T) {
 	if err := slowB.Commit(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSetResources: a set's Resource List joins its members (keys) with the
+// record states, for sets dense and sparse in the repository (the state
+// iterator steps, or seeks), within ranges and limits, after records moved
+// between sets, changed or were deleted; and a membership written by an
+// earlier version (with a copy of the state) reads the current state.
+func TestSetResources(t *testing.T) {
+	db := openMem(t, nil)
+	const n = 400
+	id := func(i int) string { return fmt.Sprintf("oai:x:%04d", i) }
+	setsOf := func(i, round int) []string {
+		var s []string
+		if i%5 != 0 {
+			s = append(s, "dense")
+		}
+		if i%37 == round {
+			s = append(s, "sparse")
+		}
+		if i >= 100 && i < 130 {
+			s = append(s, "block")
+		}
+		return s
+	}
+	write := func(round int) {
+		t.Helper()
+		b, _ := db.NewBatch("r", "p")
+		for i := range n {
+			old, _ := b.Get(id(i))
+			rec := &Record{Identifier: id(i), Sets: setsOf(i, round), Length: int64(1000*round + i), Deleted: round == 1 && i%11 == 0}
+			ev := &Event{Identifier: id(i), Change: Created, SetsAfter: rec.Members()}
+			if old != nil {
+				ev.Change, ev.SetsBefore = Updated, old.Members()
+			}
+			if rec.Deleted {
+				ev.Change = Deleted
+			}
+			if err := b.Apply(rec, []byte("<x/>"), ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(round int) {
+		t.Helper()
+		s := begin(t, db)
+		defer s.done()
+		for _, tc := range []struct {
+			set, start, end string
+			limit           int
+		}{
+			{"dense", "", "", n}, {"sparse", "", "", n}, {"block", "", "", n},
+			{"dense", id(57), id(300), n}, {"sparse", id(38), "", 3}, {"block", id(110), id(120), 4}, {"none", "", "", n},
+		} {
+			var want, got []string
+			for i := range n {
+				if round == 1 && i%11 == 0 || !slices.Contains(setsOf(i, round), tc.set) || id(i) < tc.start || tc.end != "" && id(i) >= tc.end {
+					continue
+				}
+				if len(want) < tc.limit {
+					want = append(want, fmt.Sprint(id(i), " ", 1000*round+i))
+				}
+			}
+			err := s.Resources("r", "p", tc.set, tc.start, tc.end, tc.limit, func(r *Record) error {
+				got = append(got, fmt.Sprint(r.Identifier, " ", r.Length))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("round %d, %+v:\n got %q\nwant %q", round, tc, got, want)
+			}
+		}
+	}
+	write(0)
+	check(0)
+	write(1) // sparse moves by one record, every 11th record deleted, all lengths change
+	check(1)
+	// A membership as an earlier version wrote it, with a stale state copy.
+	if err := db.bdb.Update(func(txn *badger.Txn) error {
+		return txn.Set(key('m', "r", "p", "dense", id(1)), encodeRecord(&Record{Length: 7}))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check(1)
 }
