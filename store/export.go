@@ -54,7 +54,7 @@ func (db *DB) PutExportState(u ExportUpdate) error {
 	if strings.ContainsRune(u.Target, 0) {
 		return fmt.Errorf("store: export target %q contains NUL", u.Target)
 	}
-	err := db.updateHub(func(txn *badger.Txn) error {
+	err := db.update(func(txn *badger.Txn) error {
 		for _, name := range u.Delete {
 			if err := txn.Delete(exportKey(u.Target, name)); err != nil {
 				return err

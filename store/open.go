@@ -87,7 +87,15 @@ func badgerOptions(opts Options, memTable int64) badger.Options {
 		// buffers at twice the table size, and by default tables double per
 		// level, so memory would climb as the store grows.
 		WithNumCompactors(2).
-		WithMetricsEnabled(false)
+		WithMetricsEnabled(false).
+		// No conflict detection: Badger keeps the keys every transaction
+		// wrote until the oldest transaction still reading ends, and under a
+		// harvest of many repositories new transactions wait for the write
+		// pipeline, so that was always a while: 245 MiB of the heap at
+		// 700 repositories, the collector a fifth of the CPU. Each (repository,
+		// format) has one writer, its run; other read-change-write updates
+		// take turns (DB.update).
+		WithDetectConflicts(false)
 	bo.TableSizeMultiplier = 1
 	// Levels 4 times the one above (not 10), and compactions out of level 0
 	// once 10 tables wait there (not 5, stalling writes at 20, not 15):

@@ -65,7 +65,7 @@ func (s *Snap) QualityIssues(repo, prefix, start string, fn func(id string, issu
 // PutQuality commits, in one transaction, the issues of checked records
 // (none: the record's entry goes) and the format's quality state.
 func (db *DB) PutQuality(repo, prefix string, issues map[string][]QualityIssue, q Quality) error {
-	err := db.updateHub(func(txn *badger.Txn) error {
+	err := db.update(func(txn *badger.Txn) error {
 		for id, list := range issues {
 			if len(list) == 0 {
 				if err := txn.Delete(qualityKey(repo, prefix, id)); err != nil {

@@ -78,6 +78,7 @@ type DB struct {
 	// the disk was full becomes writable when space returns. Every use of bdb
 	// holds a read lock; the swap takes the write lock only when it is free.
 	mu       sync.RWMutex
+	updateMu sync.Mutex // one update (read, change, write) at a time: Badger does not detect conflicts (open.go)
 	bdb      *badger.DB
 	bo       badger.Options
 	readOnly bool // guarded by mu
@@ -271,13 +272,21 @@ func (db *DB) runGC() error {
 	return db.bdb.RunValueLogGC(0.5)
 }
 
-// update runs fn in a read-write transaction, refused on a full disk.
+// update runs fn in a read-write transaction, refused on a full disk. Updates
+// run one at a time, so what fn reads no other update changes before it
+// commits (the hub settles the deliveries of one notification in parallel,
+// each decrementing its Pending; a run and an admin request both update a
+// repository's description). Page batches do not take this path: each
+// (repository, format) has one writer, its run, and they share no keys with
+// updates.
 func (db *DB) update(fn func(txn *badger.Txn) error) error {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if err := db.writable(); err != nil {
 		return err
 	}
+	db.updateMu.Lock()
+	defer db.updateMu.Unlock()
 	if err := db.bdb.Update(fn); err != nil {
 		return err
 	}

@@ -102,21 +102,6 @@ func nextID(txn *badger.Txn, name string) (uint64, error) {
 	return n, txn.Set(k, binary.BigEndian.AppendUint64(nil, n))
 }
 
-// updateHub runs fn in one read-write transaction (db.update: refused on a
-// full disk), running it again when it conflicts with a concurrent one: the hub settles the deliveries of one
-// notification in parallel, and each decrements the notification's Pending.
-// A conflict means another transaction committed, so the retries progress.
-func (db *DB) updateHub(fn func(txn *badger.Txn) error) error {
-	for i := 0; ; i++ {
-		err := db.update(fn)
-		if !errors.Is(err, badger.ErrConflict) || i == maxConflictRetries {
-			return err
-		}
-	}
-}
-
-const maxConflictRetries = 100
-
 func setJSON(txn *badger.Txn, k []byte, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -190,7 +175,7 @@ func (db *DB) PublishDeliveries(n Notification, callbacks []string) (Notificatio
 		return n, nil, nil
 	}
 	var ds []Delivery
-	err := db.updateHub(func(txn *badger.Txn) error {
+	err := db.update(func(txn *badger.Txn) error {
 		ds = make([]Delivery, 0, len(callbacks))
 		var err error
 		if n.ID, err = nextID(txn, "notification"); err != nil {
@@ -252,7 +237,7 @@ func (s *Snap) Notification(id uint64) (*Notification, error) {
 
 // UpdateDelivery records a failed attempt (attempts, next try, error).
 func (db *DB) UpdateDelivery(d Delivery) error {
-	err := db.updateHub(func(txn *badger.Txn) error {
+	err := db.update(func(txn *badger.Txn) error {
 		if _, err := txn.Get(idKey('D', d.ID)); err != nil {
 			return err // gone (done or dropped) is an error the hub may ignore
 		}
@@ -267,7 +252,7 @@ func (db *DB) UpdateDelivery(d Delivery) error {
 // FinishDelivery removes a delivery that succeeded or was given up, and its
 // notification with its last delivery.
 func (db *DB) FinishDelivery(id uint64) error {
-	err := db.updateHub(func(txn *badger.Txn) error {
+	err := db.update(func(txn *badger.Txn) error {
 		var d Delivery
 		found, err := getJSON(txn, idKey('D', id), &d)
 		if err != nil || !found {
