@@ -594,3 +594,32 @@ func TestSetResources(t *testing.T) {
 	}
 	check(1)
 }
+
+// TestUpdatesTakeTurns: Badger detects no conflicts (open.go), so concurrent
+// read-change-write updates of one key must not lose each other's change.
+func TestUpdatesTakeTurns(t *testing.T) {
+	db := openMem(t, nil)
+	const n = 40
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			err := db.UpdateRepoInfo("r", func(ri *RepoInfo) {
+				time.Sleep(time.Millisecond) // between the read and the write
+				ri.AdminEmails = append(ri.AdminEmails, fmt.Sprint(i))
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	s := begin(t, db)
+	defer s.done()
+	ri, err := s.RepoInfo("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ri.AdminEmails) != n {
+		t.Errorf("%d of %d updates kept", len(ri.AdminEmails), n)
+	}
+}
