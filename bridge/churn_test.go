@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -23,7 +24,9 @@ import (
 	"github.com/rsbridge/rsbridge/bridge/crosswalk"
 	"github.com/rsbridge/rsbridge/bridge/dumps"
 	"github.com/rsbridge/rsbridge/bridge/harvest"
+	"github.com/rsbridge/rsbridge/bridge/notify"
 	"github.com/rsbridge/rsbridge/bridge/source"
+	"github.com/rsbridge/rsbridge/bridge/websub"
 	"github.com/rsbridge/rsbridge/config"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
@@ -175,7 +178,13 @@ func runChurn(t *testing.T, p churnParams) {
 	}
 	defer db.Close()
 	dumpDir := t.TempDir()
-	server := mustServer(t, cfg, db, ServerOptions{DumpDir: dumpDir, CacheDir: t.TempDir()})
+	// Small notifications, so a burst of changes is split across several.
+	cfg.Notification.MaxEntries = 7
+	notifier, err := notify.New(source.New(cfg, db), db, notify.Options{HubOptions: func(o *websub.Options) { o.AllowPrivateCallbacks = true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := mustServer(t, cfg, db, ServerOptions{DumpDir: dumpDir, CacheDir: t.TempDir(), Notifier: notifier})
 	hmu.Lock()
 	handler = server.Handler()
 	hmu.Unlock()
@@ -197,6 +206,10 @@ func runChurn(t *testing.T, p churnParams) {
 	dumpCtx, stopDumper := context.WithCancel(ctx)
 	defer stopDumper()
 	bg.Go(func() { dumper.Run(dumpCtx) })
+	bg.Go(func() { notifier.Run(dumpCtx) })
+	// Push destinations: subscribers to the channels of the all-records set
+	// and of a set, from before the churn.
+	pushers := subscribeChurn(t, srv.URL, notifier)
 
 	// Harvest back to back until told to stop.
 	harvestCtx, stopHarvest := context.WithCancel(ctx)
@@ -208,6 +221,7 @@ func runChurn(t *testing.T, p churnParams) {
 				return
 			}
 			dumper.Changed()
+			notifier.Changed()
 			select {
 			case <-harvestCtx.Done():
 			case <-time.After(rnd.dur(0, 40*time.Millisecond)):
@@ -305,8 +319,12 @@ func runChurn(t *testing.T, p churnParams) {
 		t.Fatal(err)
 	}
 	dumper.Changed()
+	notifier.Changed()
 	finish()
 	running.Wait()
+	for _, ps := range pushers {
+		ps.check(t, notifier)
+	}
 
 	// truth is what the upstream says a set of a format holds: its live
 	// records' MD5s (derived records: their conversion's).
@@ -773,4 +791,200 @@ func (d *dumpFollower) follow(ctx context.Context) error {
 		d.done[e.Loc] = true
 	}
 	return nil
+}
+
+// pushFollower is a destination of Change Notification: subscribed to one
+// channel before the churn, it must receive every change of the set's Change
+// Lists from then on, once, in notifications whose intervals follow each
+// other without gap or overlap.
+type pushFollower struct {
+	capURL, topic string
+	sub           *subscriber
+}
+
+// subscribeChurn subscribes to the channels of the first (all-records)
+// Capability List and of the first set's.
+func subscribeChurn(t *testing.T, base string, n *notify.Notifier) []*pushFollower {
+	t.Helper()
+	caps := discoverCaps(t, base)
+	var out []*pushFollower
+	for _, capURL := range caps {
+		if len(out) == 1 && !strings.Contains(capURL, "/set/") {
+			continue
+		}
+		cl, err := getDoc(context.Background(), http.DefaultClient, capURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var topic, hub string
+		for _, e := range cl.Entries {
+			if e.MD.Capability == "change-notification" && len(e.Links) == 1 && e.Links[0].Rel == "hub" {
+				topic, hub = e.Loc, e.Links[0].Href
+			}
+		}
+		if topic == "" {
+			t.Fatalf("%s advertises no channel", capURL)
+		}
+		sub := newSubscriber(t, "churn-secret")
+		form := url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic}, "hub.callback": {sub.srv.URL + "/cb"}, "hub.secret": {"churn-secret"}}
+		resp, err := http.PostForm(hub, form)
+		if err != nil || resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("subscribe to %s: %v %v", topic, err, resp)
+		}
+		resp.Body.Close()
+		if mode := <-sub.intent; mode != "subscribe" {
+			t.Fatalf("verification of %s: mode %q", topic, mode)
+		}
+		waitFor(t, "the subscription to "+topic, func() bool { return n.Stats().Subscribers[topic] == 1 })
+		out = append(out, &pushFollower{capURL: capURL, topic: topic, sub: sub})
+		if len(out) == 2 {
+			break
+		}
+	}
+	return out
+}
+
+// check compares, once the notifier has caught up with the last change, what
+// the subscriber received with the set's Change Lists.
+func (p *pushFollower) check(t *testing.T, n *notify.Notifier) {
+	t.Helper()
+	type entry struct {
+		line string
+		at   time.Time
+	}
+	changeLists := func() []entry {
+		cl, err := getDoc(context.Background(), http.DefaultClient, p.capURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []entry
+		for _, e := range cl.Entries {
+			if e.MD.Capability != rsync.ChangeList {
+				continue
+			}
+			idx, err := getDoc(context.Background(), http.DefaultClient, e.Loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lists := []string{e.Loc}
+			if idx.Index {
+				lists = lists[:0]
+				for _, l := range idx.Entries {
+					lists = append(lists, l.Loc)
+				}
+			}
+			for _, u := range lists {
+				l, err := getDoc(context.Background(), http.DefaultClient, u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range l.Entries {
+					out = append(out, entry{c.Loc + " " + c.MD.Change + " " + rsync.FormatTime(c.MD.DateTime), c.MD.DateTime})
+				}
+			}
+		}
+		return out
+	}
+	type note struct {
+		from, until time.Time
+		entries     []entry
+	}
+	received := func() []note {
+		var out []note
+		for _, b := range p.sub.notifications() {
+			doc, err := rsync.Parse(bytes.NewReader(b))
+			if err != nil {
+				t.Fatalf("%s: a notification does not parse: %v", p.topic, err)
+			}
+			nt := note{from: doc.MD.From, until: doc.MD.Until}
+			for _, e := range doc.Entries {
+				nt.entries = append(nt.entries, entry{e.Loc + " " + e.MD.Change + " " + rsync.FormatTime(e.MD.DateTime), e.MD.DateTime})
+			}
+			out = append(out, nt)
+		}
+		// Deliveries may overtake each other; the intervals order them.
+		sort.Slice(out, func(i, j int) bool { return out[i].from.Before(out[j].from) })
+		return out
+	}
+	all := changeLists()
+	if len(all) == 0 {
+		t.Fatalf("%s: no changes listed", p.capURL)
+	}
+	last := all[len(all)-1].at
+	deadline := time.Now().Add(30 * time.Second)
+	var notes []note
+	for {
+		n.Changed()
+		notes = received()
+		if len(notes) > 0 && !notes[len(notes)-1].until.Before(last) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: 30 s after the churn the notifications reach %v, the Change Lists %v", p.topic, func() any {
+				if len(notes) == 0 {
+					return "nothing"
+				}
+				return notes[len(notes)-1].until
+			}(), last)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var got []string
+	for i, nt := range notes {
+		if i > 0 && !nt.from.Equal(notes[i-1].until) {
+			t.Errorf("%s: notification %d covers from %v, the one before until %v", p.topic, i, nt.from, notes[i-1].until)
+		}
+		for _, e := range nt.entries {
+			if e.at.Before(nt.from) || e.at.After(nt.until) {
+				t.Errorf("%s: notification %d [%v, %v] has a change at %v", p.topic, i, nt.from, nt.until, e.at)
+			}
+			got = append(got, e.line)
+		}
+	}
+	// What the Change Lists hold after the first notification's start (a
+	// change exactly at it is that notification's when it is its first).
+	first := notes[0]
+	var want []string
+	for _, e := range all {
+		if e.at.After(first.from) || e.at.Equal(first.from) && len(first.entries) > 0 && first.entries[0].at.Equal(first.from) {
+			want = append(want, e.line)
+		}
+	}
+	if p.sub.bad > 0 {
+		t.Errorf("%s: %d deliveries with a bad signature or links", p.topic, p.sub.bad)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: %d changes notified in %d notifications, the Change Lists have %d since the first one's start (%v):\n%s",
+			p.topic, len(got), len(notes), len(want), first.from, diffLines(got, want))
+		return
+	}
+	t.Logf("push destination of %s: %d changes in %d notifications, as the Change Lists have them", p.capURL, len(got), len(notes))
+}
+
+// diffLines lists the lines only one side has (at most 20).
+func diffLines(got, want []string) string {
+	in := func(list []string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range list {
+			m[l] = true
+		}
+		return m
+	}
+	g, w := in(got), in(want)
+	var out []string
+	for _, l := range want {
+		if !g[l] && len(out) < 20 {
+			out = append(out, "  missing: "+l)
+		}
+	}
+	for _, l := range got {
+		if !w[l] && len(out) < 20 {
+			out = append(out, "  extra:   "+l)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "  (the same changes, in another order or repeated)")
+	}
+	return strings.Join(out, "\n")
 }
