@@ -46,30 +46,7 @@ func (z *xmlTok) reference(i int) (r rune, n int, msg string) {
 			}
 		}
 		digits := j
-		var v uint64
-		for ; j < len(b); j++ {
-			c := b[j]
-			var d uint64
-			switch {
-			case '0' <= c && c <= '9':
-				d = uint64(c - '0')
-			case hex && 'a' <= c && c <= 'f':
-				d = uint64(c-'a') + 10
-			case hex && 'A' <= c && c <= 'F':
-				d = uint64(c-'A') + 10
-			default:
-				goto end
-			}
-			if hex {
-				v = v*16 + d
-			} else {
-				v = v*10 + d
-			}
-			if v > utf8.MaxRune {
-				v = utf8.MaxRune + 1 // out of range, and never overflows
-			}
-		}
-	end:
+		j, v := xmltext.CharRefDigits(b, j, hex)
 		if j >= len(b) {
 			return 0, 0, msgEOF
 		}
@@ -79,11 +56,7 @@ func (z *xmlTok) reference(i int) (r rune, n int, msg string) {
 		if j == digits || v > utf8.MaxRune {
 			return 0, 0, "invalid character entity " + string(b[i:j+1])
 		}
-		r = rune(v)
-		if 0xD800 <= r && r <= 0xDFFF {
-			r = utf8.RuneError // what string(rune(n)) makes of a surrogate
-		}
-		return r, j + 1 - i, ""
+		return xmltext.CharRefRune(v), j + 1 - i, ""
 	}
 	k, eof := z.scanName(j)
 	if eof {
@@ -92,18 +65,8 @@ func (z *xmlTok) reference(i int) (r rune, n int, msg string) {
 	if b[k] != ';' {
 		return 0, 0, "invalid character entity " + string(b[i:k]) + " (no semicolon)"
 	}
-	switch string(b[j:k]) {
-	case "lt":
-		r = '<'
-	case "gt":
-		r = '>'
-	case "amp":
-		r = '&'
-	case "apos":
-		r = '\''
-	case "quot":
-		r = '"'
-	default:
+	r, ok := xmltext.Entity(b[j:k])
+	if !ok {
 		return 0, 0, "invalid character entity " + string(b[i:k+1])
 	}
 	return r, k + 1 - i, ""

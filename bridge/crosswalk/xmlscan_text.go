@@ -211,18 +211,8 @@ func (s *scanner) reference(i int) (r rune, n int) {
 		s.fail(k, "invalid character entity "+src[i:k]+" (no semicolon)")
 		return 0, 0
 	}
-	switch src[j:k] {
-	case "lt":
-		r = '<'
-	case "gt":
-		r = '>'
-	case "amp":
-		r = '&'
-	case "apos":
-		r = '\''
-	case "quot":
-		r = '"'
-	default:
+	r, ok := xmltext.Entity(src[j:k])
+	if !ok {
 		s.fail(k+1, "invalid character entity "+src[i:k+1])
 		return 0, 0
 	}
@@ -237,19 +227,8 @@ func (s *scanner) charRef(i int) (r rune, n int) {
 	if hex {
 		j++
 	}
-	base := int64(10)
-	if hex {
-		base = 16
-	}
 	digits := j
-	var v int64
-	for ; j < len(src); j++ {
-		d := digitValue(src[j], hex)
-		if d < 0 {
-			break
-		}
-		v = min(v*base+int64(d), utf8.MaxRune+1) // saturates: out of range either way
-	}
+	j, v := xmltext.CharRefDigits(src, j, hex)
 	switch {
 	case j >= len(src):
 		s.failEOF()
@@ -261,22 +240,5 @@ func (s *scanner) charRef(i int) (r rune, n int) {
 		s.fail(j+1, "invalid character entity "+src[i:j+1])
 		return 0, 0
 	}
-	r = rune(v)
-	if 0xD800 <= r && r <= 0xDFFF {
-		r = utf8.RuneError
-	}
-	return r, j + 1 - i
-}
-
-// digitValue is c's value as a decimal or hexadecimal digit, or -1.
-func digitValue(c byte, hex bool) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case hex && 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	case hex && 'A' <= c && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
+	return xmltext.CharRefRune(v), j + 1 - i
 }

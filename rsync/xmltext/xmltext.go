@@ -162,3 +162,57 @@ func EscapedLen(s string, attr bool) int {
 		last = i + n
 	}
 }
+
+// Entity is the character one of XML's five predefined entities names (the
+// name between '&' and ';'); ok is false for any other name.
+func Entity[T string | []byte](name T) (r rune, ok bool) {
+	switch string(name) {
+	case "lt":
+		return '<', true
+	case "gt":
+		return '>', true
+	case "amp":
+		return '&', true
+	case "apos":
+		return '\'', true
+	case "quot":
+		return '"', true
+	}
+	return 0, false
+}
+
+// CharRefDigits reads the digits of a character reference from s[i]
+// (decimal, or hexadecimal when hex, either case): it returns the index of
+// the first byte that is not one, and their value, which saturates at
+// utf8.MaxRune+1 (out of range either way).
+func CharRefDigits[T string | []byte](s T, i int, hex bool) (end int, v int64) {
+	base := int64(10)
+	if hex {
+		base = 16
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		var d int64
+		switch {
+		case '0' <= c && c <= '9':
+			d = int64(c - '0')
+		case hex && 'a' <= c && c <= 'f':
+			d = int64(c-'a') + 10
+		case hex && 'A' <= c && c <= 'F':
+			d = int64(c-'A') + 10
+		default:
+			return i, v
+		}
+		v = min(v*base+d, utf8.MaxRune+1)
+	}
+	return i, v
+}
+
+// CharRefRune is what a reference to v (at most utf8.MaxRune) decodes to,
+// as string(rune(v)) has it: a surrogate becomes U+FFFD.
+func CharRefRune(v int64) rune {
+	if 0xD800 <= v && v <= 0xDFFF {
+		return utf8.RuneError
+	}
+	return rune(v)
+}

@@ -96,3 +96,46 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+func TestReferences(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    rune
+		ok   bool
+	}{{"lt", '<', true}, {"gt", '>', true}, {"amp", '&', true}, {"apos", '\'', true}, {"quot", '"', true}, {"nbsp", 0, false}, {"", 0, false}, {"LT", 0, false}} {
+		if r, ok := Entity(tc.name); r != tc.r || ok != tc.ok {
+			t.Errorf("Entity(%q) = %q, %v", tc.name, r, ok)
+		}
+		if r, ok := Entity([]byte(tc.name)); r != tc.r || ok != tc.ok {
+			t.Errorf("Entity([]byte %q) = %q, %v", tc.name, r, ok)
+		}
+	}
+	for _, tc := range []struct {
+		s        string
+		hex      bool
+		end      int
+		v        int64
+		wantRune rune
+	}{
+		{"65;", false, 2, 65, 'A'},
+		{"3042;", false, 4, 3042, rune(3042)},
+		{"3042;", true, 4, 0x3042, 'あ'},
+		{"fF;", true, 2, 255, 'ÿ'},
+		{"fF;", false, 0, 0, 0},
+		{"D800;", true, 4, 0xD800, utf8.RuneError},
+		{"99999999999999999999;", false, 20, utf8.MaxRune + 1, -1},
+		{"110000", true, 6, utf8.MaxRune + 1, -1},
+		{"", false, 0, 0, 0},
+	} {
+		end, v := CharRefDigits(tc.s, 0, tc.hex)
+		if end != tc.end || v != tc.v {
+			t.Errorf("CharRefDigits(%q, hex %v) = %d, %d; want %d, %d", tc.s, tc.hex, end, v, tc.end, tc.v)
+		}
+		if e2, v2 := CharRefDigits([]byte(tc.s), 0, tc.hex); e2 != end || v2 != v {
+			t.Errorf("CharRefDigits([]byte %q) differs", tc.s)
+		}
+		if tc.wantRune >= 0 && v <= utf8.MaxRune && CharRefRune(v) != tc.wantRune {
+			t.Errorf("CharRefRune(%d) = %q, want %q", v, CharRefRune(v), tc.wantRune)
+		}
+	}
+}
