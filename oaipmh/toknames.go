@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
 // isXMLName is encoding/xml's isName. ASCII names are checked here; a name
@@ -17,11 +19,11 @@ func isXMLName(s []byte) bool {
 		if c >= utf8.RuneSelf {
 			return xmlAcceptsName(s)
 		}
-		if byteClass[c]&bcName == 0 {
+		if xmltext.Class(c)&bcName == 0 {
 			return false
 		}
 	}
-	return byteClass[s[0]]&bcNameStart != 0
+	return xmltext.Class(s[0])&bcNameStart != 0
 }
 
 // xmlAcceptsName asks encoding/xml whether s is a name: as an element name,
@@ -36,7 +38,7 @@ func xmlAcceptsName(s []byte) bool {
 // checkName is isXMLName for a name scanName read, with the number of colons
 // in it, in one pass over an ASCII name.
 func checkName(s []byte) (ok bool, colons int) {
-	if len(s) == 0 || byteClass[s[0]]&bcNameStart == 0 && s[0] < utf8.RuneSelf {
+	if len(s) == 0 || xmltext.Class(s[0])&bcNameStart == 0 && s[0] < utf8.RuneSelf {
 		return false, 0
 	}
 	for _, c := range s {
@@ -45,7 +47,7 @@ func checkName(s []byte) (ok bool, colons int) {
 			colons++
 		case c >= utf8.RuneSelf:
 			return isXMLName(s), bytes.Count(s, []byte{':'})
-		case byteClass[c]&bcName == 0:
+		case xmltext.Class(c)&bcName == 0:
 			return false, 0
 		}
 	}

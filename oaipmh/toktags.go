@@ -79,7 +79,7 @@ func (z *xmlTok) attrValue(i int, quote byte, emit bool) (end int, plain bool, e
 	var bad string
 	for i < len(b) {
 		c := b[i]
-		if byteClass[c]&mask == 0 {
+		if xmltext.Class(c)&mask == 0 {
 			i++
 			continue
 		}

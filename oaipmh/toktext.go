@@ -30,7 +30,7 @@ loop:
 			continue
 		}
 		c := b[i]
-		if byteClass[c]&mask == 0 {
+		if xmltext.Class(c)&mask == 0 {
 			i++
 			continue
 		}

@@ -51,46 +51,15 @@ const (
 	msgDeclaration = "a declaration (<!DOCTYPE ...>, <!ENTITY ...>) inside a record"
 )
 
-// Byte classes.
+// The byte classes the tokenizer asks about (xmltext.Class).
 const (
-	bcName      = 1 << iota // continues a name: encoding/xml's isNameByte, and every byte >= 0x80
-	bcNameStart             // starts an ASCII name: letters, '_' and ':'
-	bcSpace                 // white space: space, tab, CR, LF
-	bcText                  // interrupts character data: < & > CR and control characters
-	bcAttr                  // interrupts an attribute value: < & " ' CR and control characters
-	bcHigh                  // >= 0x80: a character to decode when characters are checked
+	bcName      = xmltext.ClassName
+	bcNameStart = xmltext.ClassNameStart
+	bcSpace     = xmltext.ClassSpace
+	bcText      = xmltext.ClassText
+	bcAttr      = xmltext.ClassAttr
+	bcHigh      = xmltext.ClassHigh
 )
-
-// byteClass is a constant table of the classes above. It stays instead of
-// xmltext's predicates: one lookup answers several classes in the hot loops.
-var byteClass = func() (t [256]uint8) {
-	for c := 0; c < 256; c++ {
-		b := byte(c)
-		switch {
-		case 'A' <= b && b <= 'Z', 'a' <= b && b <= 'z', b == '_', b == ':':
-			t[c] |= bcName | bcNameStart
-		case '0' <= b && b <= '9', b == '.', b == '-':
-			t[c] |= bcName
-		case b >= 0x80:
-			t[c] |= bcName | bcHigh
-		}
-		if xmltext.IsSpace(b) {
-			t[c] |= bcSpace
-		}
-		if b < 0x20 && b != '\t' && b != '\n' {
-			t[c] |= bcText | bcAttr // CR, and control characters
-		}
-		switch b {
-		case '<', '&':
-			t[c] |= bcText | bcAttr
-		case '>':
-			t[c] |= bcText
-		case '"', '\'':
-			t[c] |= bcAttr
-		}
-	}
-	return t
-}()
 
 // xmlTok tokenises one item's bytes. Sub-slices it returns are valid until
 // reset; text is valid until the next token.
@@ -164,18 +133,18 @@ func (z *xmlTok) scanName(i int) (end int, eof bool) {
 	if i >= len(b) {
 		return i, true
 	}
-	if byteClass[b[i]]&bcName == 0 {
+	if xmltext.Class(b[i])&bcName == 0 {
 		return i, false
 	}
 	j := i + 1
-	for j < len(b) && byteClass[b[j]]&bcName != 0 {
+	for j < len(b) && xmltext.Class(b[j])&bcName != 0 {
 		j++
 	}
 	return j, j >= len(b)
 }
 
 func (z *xmlTok) skipSpace(i int) int {
-	for i < len(z.b) && byteClass[z.b[i]]&bcSpace != 0 {
+	for i < len(z.b) && xmltext.Class(z.b[i])&bcSpace != 0 {
 		i++
 	}
 	return i

@@ -4,41 +4,19 @@ import (
 	"encoding/xml"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rsbridge/rsbridge/rsync/xmltext"
 )
 
-// Byte classes of the scanner. One table lookup answers the questions the
-// hot loops ask; the table is built once and never written.
+// The byte classes the scanner asks about (xmltext.Class). Bytes >= 0x80
+// interrupt plain text and attribute values here: their characters are
+// checked.
 const (
-	bcName      = 1 << iota // may be in a name as encoding/xml's readName reads it: ASCII name bytes, and every byte >= 0x80
-	bcNameStart             // starts an ASCII name: letters, '_' and ':'
-	bcText                  // interrupts plain character data: < & > CR, control characters, bytes >= 0x80
-	bcAttr                  // interrupts a plain attribute value: < & " ' CR, control characters, bytes >= 0x80
+	bcName      = xmltext.ClassName
+	bcNameStart = xmltext.ClassNameStart
+	bcText      = xmltext.ClassText | xmltext.ClassHigh
+	bcAttr      = xmltext.ClassAttr | xmltext.ClassHigh
 )
-
-var byteClass = func() (t [256]uint8) {
-	for c := range 256 {
-		b := byte(c)
-		switch {
-		case 'A' <= b && b <= 'Z', 'a' <= b && b <= 'z', b == '_', b == ':':
-			t[c] |= bcName | bcNameStart
-		case '0' <= b && b <= '9', b == '.', b == '-':
-			t[c] |= bcName
-		case b >= utf8.RuneSelf:
-			t[c] |= bcName | bcText | bcAttr
-		case b < 0x20 && b != '\t' && b != '\n': // CR and control characters
-			t[c] |= bcText | bcAttr
-		}
-		switch b {
-		case '<', '&':
-			t[c] |= bcText | bcAttr
-		case '>':
-			t[c] |= bcText
-		case '"', '\'':
-			t[c] |= bcAttr
-		}
-	}
-	return t
-}()
 
 // nameVerdict remembers encoding/xml's answer for one non-ASCII name:
 // records repeat their names.
@@ -52,7 +30,7 @@ type nameVerdict struct {
 // == i when no name starts there; eof when the input ends first.
 func (s *scanner) scanName(i int) (end int, eof bool) {
 	j := i
-	for j < len(s.src) && byteClass[s.src[j]]&bcName != 0 {
+	for j < len(s.src) && xmltext.Class(s.src[j])&bcName != 0 {
 		j++
 	}
 	return j, j >= len(s.src)
@@ -91,7 +69,7 @@ func (s *scanner) readName(i int, missing string, qualified bool) (end int, name
 // exported, and such names are rare in records, so encoding/xml itself
 // judges them: the two agree by construction.
 func (s *scanner) checkName(name string) (ok bool, colons int) {
-	if byteClass[name[0]]&bcNameStart == 0 && name[0] < utf8.RuneSelf {
+	if xmltext.Class(name[0])&bcNameStart == 0 && name[0] < utf8.RuneSelf {
 		return false, 0
 	}
 	for i := 0; i < len(name); i++ {

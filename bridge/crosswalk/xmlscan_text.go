@@ -22,7 +22,7 @@ func (s *scanner) charData() tokenKind {
 loop:
 	for i < len(src) {
 		c := src[i]
-		if byteClass[c]&bcText == 0 {
+		if xmltext.Class(c)&bcText == 0 {
 			i++
 			continue
 		}
@@ -67,7 +67,7 @@ func (s *scanner) attrValue(i int, quote byte) (end int, value string, ok bool) 
 	var bad string
 	for i < len(src) {
 		c := src[i]
-		if byteClass[c]&bcAttr == 0 {
+		if xmltext.Class(c)&bcAttr == 0 {
 			i++
 			continue
 		}

@@ -216,3 +216,46 @@ func CharRefRune(v int64) rune {
 	}
 	return rune(v)
 }
+
+// Byte classes for the tokenizers' hot loops (the OAI-PMH decoder's and the
+// crosswalk's): Class answers several questions with one table lookup.
+const (
+	ClassName      = 1 << iota // continues a name as encoding/xml's readName reads it: ASCII name bytes, and every byte >= 0x80
+	ClassNameStart             // starts an ASCII name: letters, '_' and ':'
+	ClassSpace                 // white space (production S)
+	ClassText                  // interrupts plain character data: < & > CR and the other control characters
+	ClassAttr                  // interrupts a plain attribute value: < & " ' CR and the other control characters
+	ClassHigh                  // >= 0x80: part of a multi-byte character
+)
+
+var classes = func() (t [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		switch {
+		case 'A' <= b && b <= 'Z', 'a' <= b && b <= 'z', b == '_', b == ':':
+			t[c] |= ClassName | ClassNameStart
+		case '0' <= b && b <= '9', b == '.', b == '-':
+			t[c] |= ClassName
+		case b >= utf8.RuneSelf:
+			t[c] |= ClassName | ClassHigh
+		}
+		if IsSpace(b) {
+			t[c] |= ClassSpace
+		}
+		if b < 0x20 && b != '\t' && b != '\n' {
+			t[c] |= ClassText | ClassAttr // CR, and control characters
+		}
+		switch b {
+		case '<', '&':
+			t[c] |= ClassText | ClassAttr
+		case '>':
+			t[c] |= ClassText
+		case '"', '\'':
+			t[c] |= ClassAttr
+		}
+	}
+	return t
+}()
+
+// Class is the byte's classes (Class… above).
+func Class(c byte) uint8 { return classes[c] }

@@ -139,3 +139,32 @@ func TestReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestClass: the byte classes agree with the predicates and the escaping
+// rules above them.
+func TestClass(t *testing.T) {
+	for c := range 256 {
+		b := byte(c)
+		cl := Class(b)
+		name := b >= utf8.RuneSelf || b == '.' || b == '-' || '0' <= b && b <= '9' || IsNameStart(rune(b))
+		if got := cl&ClassName != 0; got != name {
+			t.Errorf("%#x: name %v", b, got)
+		}
+		if got, want := cl&ClassNameStart != 0, b < utf8.RuneSelf && IsNameStart(rune(b)); got != want {
+			t.Errorf("%#x: name start %v", b, got)
+		}
+		if got := cl&ClassSpace != 0; got != IsSpace(b) {
+			t.Errorf("%#x: space %v", b, got)
+		}
+		if got := cl&ClassHigh != 0; got != (b >= utf8.RuneSelf) {
+			t.Errorf("%#x: high %v", b, got)
+		}
+		special := b < 0x20 && b != '\t' && b != '\n' || b == '<' || b == '&'
+		if got := cl&ClassText != 0; got != (special || b == '>') {
+			t.Errorf("%#x: text %v", b, got)
+		}
+		if got := cl&ClassAttr != 0; got != (special || b == '"' || b == '\'') {
+			t.Errorf("%#x: attr %v", b, got)
+		}
+	}
+}
