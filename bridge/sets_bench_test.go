@@ -130,6 +130,12 @@ func setURL(base, prefix, spec string) source.Set {
 func getBody(tb testing.TB, hc *http.Client, u string) (int, []byte) {
 	tb.Helper()
 	resp, err := hc.Get(u)
+	return readBody(tb, resp, err)
+}
+
+// readBody returns the status and body of a response, failing tb on err.
+func readBody(tb testing.TB, resp *http.Response, err error) (int, []byte) {
+	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
 	}

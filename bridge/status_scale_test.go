@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -211,15 +210,7 @@ func (f *scaleFixture) get(tb testing.TB, method, path string) (int, []byte) {
 		req.Header.Set("Authorization", "Bearer "+testToken)
 	}
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return resp.StatusCode, b
+	return readBody(tb, resp, err)
 }
 
 // status fetches and decodes a status.json page.
