@@ -79,7 +79,18 @@ func OpenMirror(dir string, log *slog.Logger) (*MirrorDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	bo := badger.DefaultOptions(filepath.Join(dir, "state")).WithLogger(badgerLogger{log.With("component", "badger")}).
+	state := filepath.Join(dir, "state")
+	// A mirror killed while Badger created a log file leaves it empty, and
+	// Badger will not open with it (as in the source's store, open.go).
+	if err := os.MkdirAll(state, 0o755); err == nil {
+		err = removeEmptyLogs(state, log)
+	}
+	if err != nil {
+		syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		lock.Close()
+		return nil, fmt.Errorf("mirror state %s: %w", dir, err)
+	}
+	bo := badger.DefaultOptions(state).WithLogger(badgerLogger{log.With("component", "badger")}).
 		// Small: a mirror's state is a few hundred bytes per resource, and
 		// the mirror's memory must not follow the source's size.
 		WithMemTableSize(4 << 20).WithNumMemtables(3).WithBlockCacheSize(4 << 20).WithIndexCacheSize(4 << 20).
