@@ -276,11 +276,13 @@ func (b *Batch) appendEvent(ev *Event) error {
 		if c == 0 {
 			continue
 		}
-		// The all-records set's entries are the events themselves
-		// (Snap.SetEvents): a copy would only add to what compactions rewrite.
+		// The all-records set's entries are the events themselves, and
+		// another set's entry is its key alone: what the set sees follows
+		// from the event (Snap.SetEvents), and a copy would only add to what
+		// compactions rewrite. Prune writes the entry in full when it removes
+		// an event a kept list still holds.
 		if s != AllSet {
-			se := ev.setEvent(s)
-			b.stage(seqKey('x', ev.Seq, b.repo, b.prefix, s), encodeSetEvent(&se))
+			b.stage(seqKey('x', ev.Seq, b.repo, b.prefix, s), nil)
 		}
 		if err := b.catalog(s, ev); err != nil {
 			return err

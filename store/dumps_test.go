@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -164,52 +166,15 @@ func TestAllSetEntriesAreEvents(t *testing.T) {
 	apply := func(at time.Time, id string, c Change, sets ...string) {
 		t.Helper()
 		setNow(at)
-		b, _ := db.NewBatch("r", "p")
-		content := "<x>" + id + at.String() + "</x>"
-		rec := &Record{Identifier: id, Sets: sets, Deleted: c == Deleted, SHA256: sha(content)}
-		ev := &Event{Identifier: id, Change: c, SetsAfter: rec.Members(), Datestamp: at}
-		if c != Deleted {
-			ev.SHA256, ev.Length = sha(content), int64(len(content))
-		}
-		if old, _ := b.Get(id); old != nil {
-			ev.SetsBefore = old.Members()
-		}
-		if err := b.Apply(rec, []byte(content), ev); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		applyChange(t, db, id, c, at, sets...)
 	}
+
 	apply(t0.Add(10*time.Minute), "a", Created, "s")
 	apply(t0.Add(30*time.Minute), "b", Created)
 	apply(t0.Add(50*time.Minute), "a", Deleted)
 	apply(t0.Add(70*time.Minute), "c", Created, "s")
 
-	entries := func(set string) []string {
-		t.Helper()
-		s := begin(t, db)
-		defer s.done()
-		lists, err := s.ChangeLists("r", "p", set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, l := range lists {
-			if l.Count == 0 {
-				continue
-			}
-			err := s.SetEvents("r", "p", set, l.FirstSeq, l.LastSeq, func(e *SetEvent) error {
-				hashed := e.SHA256 != "" && e.Length > 0
-				out = append(out, fmt.Sprintf("%d %s %s %v %s", e.Seq, e.Identifier, e.Change, hashed, e.Datestamp.Format("15:04")))
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		return out
-	}
+	entries := func(set string) []string { t.Helper(); return setEntryLines(t, db, set) }
 	all := []string{"1 a created true 00:10", "2 b created true 00:30", "3 a deleted false 00:50", "4 c created true 01:10"}
 	if got := entries(AllSet); !slices.Equal(got, all) {
 		t.Fatalf("all-records entries %q, want %q", got, all)
@@ -255,6 +220,92 @@ func TestAllSetEntriesAreEvents(t *testing.T) {
 	}
 }
 
+// TestSetEntriesAreKeys: a set's change entry is its key alone, read with
+// its event; when Prune removes an event that a kept list of a set still
+// holds (a set's newest list stays, however old), it writes that entry in
+// full first, so the list reads the same after. An entry naming a missing
+// event is an error, not a silent gap.
+func TestSetEntriesAreKeys(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db, setNow := clockDB(t, t0, policy(Options{}))
+	db.clLimit, db.clPeriod = 1000, time.Hour
+	apply := func(at time.Time, id string, c Change, sets ...string) {
+		t.Helper()
+		setNow(at)
+		applyChange(t, db, id, c, at, sets...)
+	}
+	apply(t0.Add(10*time.Minute), "a", Created, "s")
+	apply(t0.Add(20*time.Minute), "b", Created, "t")
+	apply(t0.Add(40*time.Minute), "a", Updated, "t") // leaves s, joins t
+	apply(t0.Add(70*time.Minute), "c", Created)
+	apply(t0.Add(130*time.Minute), "d", Created)
+	apply(t0.Add(190*time.Minute), "e", Created, "t")
+
+	values := func(set string) map[uint64]int {
+		t.Helper()
+		out := map[uint64]int{}
+		p := prefixKey('x', "r", "p", set)
+		err := db.bdb.View(func(txn *badger.Txn) error {
+			return scan(txn, p, true, func(k, v []byte) error { out[seqOf(k)] = len(v); return nil })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := values("s"), map[uint64]int{1: 0, 3: 0}; !maps.Equal(got, want) {
+		t.Fatalf("entries of s: %v (sequence number: value length), want keys alone %v", got, want)
+	}
+	if got, want := values("t"), map[uint64]int{2: 0, 3: 0, 6: 0}; !maps.Equal(got, want) {
+		t.Fatalf("entries of t: %v, want keys alone %v", got, want)
+	}
+	s := []string{"1 a created true 00:10", "3 a deleted false 00:40"}
+	if got := setEntryLines(t, db, "s"); !slices.Equal(got, s) {
+		t.Fatalf("s: %q, want %q", got, s)
+	}
+	if got, want := setEntryLines(t, db, "t"), []string{"2 b created true 00:20", "3 a created true 00:40", "6 e created true 03:10"}; !slices.Equal(got, want) {
+		t.Fatalf("t: %q, want %q", got, want)
+	}
+
+	// Cutoff 02:30: the all-records lists of hours 0 and 1 go with their
+	// events (1-4), and t's list of hour 0 with its entries; s's only list
+	// stays, and its two entries are written in full.
+	got, err := db.Prune(context.Background(), "r", "p", t0.Add(150*time.Minute), t0.Add(4*time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Events != 4 || got.Entries != 2 || got.Filled != 2 {
+		t.Fatalf("pruned %+v", got)
+	}
+	if got := setEntryLines(t, db, "s"); !slices.Equal(got, s) {
+		t.Fatalf("s after pruning: %q, want %q", got, s)
+	}
+	if v := values("s"); v[1] == 0 || v[3] == 0 || len(v) != 2 {
+		t.Fatalf("entries of s after pruning: %v, want both in full", v)
+	}
+	if got, want := setEntryLines(t, db, "t"), []string{"6 e created true 03:10"}; !slices.Equal(got, want) {
+		t.Fatalf("t after pruning: %q, want %q", got, want)
+	}
+	if got, want := setEntryLines(t, db, AllSet), []string{"5 d created true 02:10", "6 e created true 03:10"}; !slices.Equal(got, want) {
+		t.Fatalf("all records after pruning: %q, want %q", got, want)
+	}
+
+	// A later Prune, with nothing left to remove, writes nothing again.
+	if got, err := db.Prune(context.Background(), "r", "p", t0.Add(150*time.Minute), t0.Add(4*time.Hour), 0); err != nil || got.Filled != 0 || got.Events != 0 {
+		t.Fatalf("second prune %+v, %v", got, err)
+	}
+
+	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(seqKey('e', 6, "r", "p")) }); err != nil {
+		t.Fatal(err)
+	}
+	snap := begin(t, db)
+	defer snap.done()
+	err = snap.SetEvents("r", "p", "t", 6, 6, func(*SetEvent) error { return nil })
+	if !errors.Is(err, errCorrupt) {
+		t.Fatalf("an entry whose event is missing: %v, want %v", err, errCorrupt)
+	}
+}
+
 func getEvent(txn *badger.Txn, repo, prefix string, seq uint64) (*Event, error) {
 	it, err := txn.Get(seqKey('e', seq, repo, prefix))
 	if err != nil {
@@ -262,4 +313,57 @@ func getEvent(txn *badger.Txn, repo, prefix string, seq uint64) (*Event, error) 
 	}
 	ev := &Event{Seq: seq, Repo: repo, Prefix: prefix}
 	return ev, it.Value(func(v []byte) error { return decodeEvent(v, ev) })
+}
+
+// applyChange commits one change of record id in repository "r", format "p":
+// its event (with its sets before and after) and state; at is its datestamp.
+func applyChange(t *testing.T, db *DB, id string, c Change, at time.Time, sets ...string) {
+	t.Helper()
+	b, err := db.NewBatch("r", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := "<x>" + id + at.String() + "</x>"
+	rec := &Record{Identifier: id, Sets: sets, Deleted: c == Deleted, SHA256: sha(content)}
+	ev := &Event{Identifier: id, Change: c, SetsAfter: rec.Members(), Datestamp: at}
+	if c != Deleted {
+		ev.SHA256, ev.Length = sha(content), int64(len(content))
+	}
+	if old, _ := b.Get(id); old != nil {
+		ev.SetsBefore = old.Members()
+	}
+	if err := b.Apply(rec, []byte(content), ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setEntryLines is every entry of the set's Change Lists in "r"/"p", one
+// line each: sequence number, identifier, change, whether it has a hash and
+// length, datestamp.
+func setEntryLines(t *testing.T, db *DB, set string) []string {
+	t.Helper()
+	s := begin(t, db)
+	defer s.done()
+	lists, err := s.ChangeLists("r", "p", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range lists {
+		if l.Count == 0 {
+			continue
+		}
+		err := s.SetEvents("r", "p", set, l.FirstSeq, l.LastSeq, func(e *SetEvent) error {
+			hashed := e.SHA256 != "" && e.Length > 0
+			out = append(out, fmt.Sprintf("%d %s %s %v %s", e.Seq, e.Identifier, e.Change, hashed, e.Datestamp.Format("15:04")))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }

@@ -15,6 +15,7 @@ import (
 type Pruned struct {
 	Lists    int      // closed Change Lists, over all sets
 	Entries  int      // per-set Change List entries
+	Filled   int      // per-set entries of kept lists written in full, their events removed
 	Events   int      // change events
 	Versions int      // kept versions of superseded bytes
 	Files    []string // Change Dump files now queued for removal
@@ -48,8 +49,10 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 		}
 		// The all-records set's Change Lists are read from the events
 		// themselves (it has no entries of its own): its lists that stay keep
-		// their events, whatever their age.
+		// their events, whatever their age. Another set's lists that stay
+		// have their entries written in full when the events go (kept).
 		keep := uint64(math.MaxUint64)
+		kept := map[string]uint64{}
 		for _, set := range sets {
 			first, err := db.pruneSet(ctx, txn, wb, repo, prefix, set, cutoff, horizonAt, now, grace, &out)
 			if err != nil {
@@ -57,9 +60,11 @@ func (db *DB) Prune(ctx context.Context, repo, prefix string, cutoff, now time.T
 			}
 			if set == AllSet {
 				keep = first
+			} else if first != math.MaxUint64 {
+				kept[set] = first
 			}
 		}
-		firstKept, err := db.pruneEvents(ctx, txn, wb, repo, prefix, cutoff, keep, &out)
+		firstKept, err := db.pruneEvents(ctx, txn, wb, repo, prefix, cutoff, keep, kept, &out)
 		if err != nil {
 			return err
 		}
@@ -141,8 +146,12 @@ func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBat
 
 // pruneEvents deletes events detected before cutoff, up to (not including)
 // sequence number keep, and returns the sequence number of the first event
-// kept (or the next one to come).
-func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix string, cutoff time.Time, keep uint64, out *Pruned) (uint64, error) {
+// kept (or the next one to come). kept holds, for each set other than all
+// records, the first sequence number its remaining lists hold: an event
+// going that such a list holds has the set's entry written in full first,
+// so whatever part of the write batch a crash leaves, no entry names a
+// missing event.
+func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix string, cutoff time.Time, keep uint64, kept map[string]uint64, out *Pruned) (uint64, error) {
 	p := prefixKey('e', repo, prefix)
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 100})
 	defer it.Close()
@@ -160,8 +169,20 @@ func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.Write
 		if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, &ev) }); err != nil {
 			return 0, err
 		}
-		if seq := seqOf(it.Item().Key()); seq >= keep || !ev.Time.Before(cutoff) {
+		seq := seqOf(it.Item().Key())
+		if seq >= keep || !ev.Time.Before(cutoff) {
 			return seq, nil
+		}
+		ev.Seq = seq
+		for _, set := range unionSets(ev.SetsBefore, ev.SetsAfter) {
+			if first, ok := kept[set]; !ok || seq < first || ev.SetChange(set) == 0 {
+				continue
+			}
+			se := ev.setEvent(set)
+			if err := wb.Set(seqKey('x', seq, repo, prefix, set), encodeSetEvent(&se)); err != nil {
+				return 0, err
+			}
+			out.Filled++
 		}
 		if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
 			return 0, err

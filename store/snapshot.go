@@ -248,7 +248,9 @@ func (s *Snap) SetEvents(repo, prefix, set string, first, last uint64, fn func(*
 	return s.setEntries(repo, prefix, set, first, last, fn)
 }
 
-// setEntries reads the per-set change entries (x/) in [first, last].
+// setEntries reads the per-set change entries (x/) in [first, last]. An
+// entry is its key alone while its event is stored (the event, as the set
+// sees it, read beside it by a second iterator), or the entry in full.
 func (s *Snap) setEntries(repo, prefix, set string, first, last uint64, fn func(*SetEvent) error) error {
 	p := prefixKey('x', repo, prefix, set)
 	o := badger.DefaultIteratorOptions
@@ -256,6 +258,13 @@ func (s *Snap) setEntries(repo, prefix, set string, first, last uint64, fn func(
 	o.PrefetchSize = 256
 	it := s.txn.NewIterator(o)
 	defer it.Close()
+	var events *badger.Iterator // opened at the first key-only entry
+	defer func() {
+		if events != nil {
+			events.Close()
+		}
+	}()
+	ep := prefixKey('e', repo, prefix)
 	n := 0
 	for it.Seek(seqKey('x', first, repo, prefix, set)); it.ValidForPrefix(p); it.Next() {
 		seq := seqOf(it.Item().Key())
@@ -267,15 +276,46 @@ func (s *Snap) setEntries(repo, prefix, set string, first, last uint64, fn func(
 				return err
 			}
 		}
-		ev := &SetEvent{Seq: seq}
-		if err := it.Item().Value(func(v []byte) error { return decodeSetEvent(v, ev) }); err != nil {
+		se := &SetEvent{Seq: seq}
+		var err error
+		if it.Item().ValueSize() > 0 {
+			err = it.Item().Value(func(v []byte) error { return decodeSetEvent(v, se) })
+		} else {
+			if events == nil {
+				eo := badger.DefaultIteratorOptions
+				eo.Prefix = ep
+				eo.PrefetchValues = false // a set sees some of the events only
+				events = s.txn.NewIterator(eo)
+				events.Seek(seqKey('e', seq, repo, prefix))
+			}
+			se, err = s.entryOf(events, ep, repo, prefix, set, seq)
+		}
+		if err != nil {
 			return fmt.Errorf("store: change entry %s/%s/%q/%d: %w", repo, prefix, set, seq, err)
 		}
-		if err := fn(ev); err != nil {
+		if err := fn(se); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// entryOf reads the event seq with it (an iterator over the events, at or
+// before it) and returns it as the set sees it.
+func (s *Snap) entryOf(it *badger.Iterator, ep []byte, repo, prefix, set string, seq uint64) (*SetEvent, error) {
+	if !seekForward(it, ep, seqKey('e', seq, repo, prefix)) {
+		return nil, fmt.Errorf("%w: the event it names is missing", errCorrupt)
+	}
+	var ev Event
+	if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, &ev) }); err != nil {
+		return nil, err
+	}
+	ev.Seq = seq
+	se := ev.setEvent(set)
+	if se.Change == 0 {
+		return nil, fmt.Errorf("%w: the event it names does not concern the set", errCorrupt)
+	}
+	return &se, nil
 }
 
 // allEvents gives the all-records set's change entries in [first, last]:

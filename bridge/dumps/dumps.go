@@ -178,7 +178,7 @@ func (d *Dumper) pruneHistory(ctx context.Context, cutoff, now time.Time) error 
 			}
 			if p.Lists+p.Events+p.Versions > 0 {
 				d.log.Info("pruned change history older than retention", "repo", repo.Name, "prefix", prefix,
-					"before", cutoff.Format(time.RFC3339), "lists", p.Lists, "events", p.Events, "versions", p.Versions)
+					"before", cutoff.Format(time.RFC3339), "lists", p.Lists, "events", p.Events, "versions", p.Versions, "entries_filled", p.Filled)
 			}
 		}
 	}
