@@ -38,6 +38,17 @@ type Batch struct {
 	dayDirty bool
 	dirty    map[string]bool
 	released bool // the read lock on db.mu taken by NewBatch was given back
+
+	// got is the state Get last read from the transaction. A record's
+	// state is asked for three times before it is written (by the caller,
+	// keepVersion and put), and in a first harvest each is a miss that
+	// looks through every level of the tree. endRecord, the only writer
+	// to the transaction, forgets it.
+	got struct {
+		id    string
+		rec   *Record // nil: no such record
+		valid bool
+	}
 }
 
 type op struct {
@@ -125,6 +136,7 @@ func (b *Batch) Apply(next *Record, metadata []byte, ev *Event) error {
 // endRecord writes what the current record staged to the transaction,
 // committing the transaction first when the record would not fit.
 func (b *Batch) endRecord() error {
+	b.got.valid = false
 	if err := b.flushDay(); err != nil {
 		return err
 	}
@@ -197,14 +209,18 @@ func (b *Batch) Get(id string) (*Record, error) {
 			return r, decodeRecord(b.staged[i].v, r)
 		}
 	}
+	if b.got.valid && b.got.id == id {
+		return b.got.rec.clone(), nil
+	}
 	found, err := getRecord(b.txn, k, r)
 	if err != nil {
 		return nil, wrapKey(err, b.repo, b.prefix, id)
 	}
 	if !found {
-		return nil, nil
+		r = nil
 	}
-	return r, nil
+	b.got.id, b.got.rec, b.got.valid = id, r, true
+	return r.clone(), nil
 }
 
 // put stages the record's state and, for a live record, its metadata bytes (nil

@@ -70,6 +70,7 @@ func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(b.Discard) // a failing check ends the test with the batch open
 	ids := []string{"oai:x:1", "oai:x:dept/論文 2:v1", "oai:x:3"}
 	for _, id := range ids {
 		if r, _ := b.Get(id); r != nil {
@@ -89,13 +90,29 @@ func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	// Move one record out of a:b into c, delete another.
+	// Move one record out of a:b into c, delete another. What Get returns
+	// is the caller's: changing it changes nothing the batch holds.
 	b, _ = db.NewBatch("r", "oai_dc")
+	t.Cleanup(b.Discard)
+	if r, _ := b.Get(ids[0]); r == nil || len(r.Sets) != 1 {
+		t.Fatalf("stored state %+v", r)
+	} else {
+		r.Sets[0], r.Length = "changed", 99
+	}
+	if r, _ := b.Get(ids[0]); r == nil || r.Sets[0] != "a:b" || r.Length != 0 {
+		t.Fatalf("the batch's state changed with what Get returned: %+v", r)
+	}
 	if err := b.Apply(&Record{Identifier: ids[0], Sets: []string{"c"}}, nil, &Event{Identifier: ids[0], Change: Updated, SetsBefore: []string{"a", "a:b"}, SetsAfter: []string{"c"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Apply(&Record{Identifier: ids[1], Deleted: true}, nil, &Event{Identifier: ids[1], Change: Deleted, SetsBefore: []string{"a", "a:b"}}); err != nil {
 		t.Fatal(err)
+	}
+	if r, _ := b.Get(ids[0]); r == nil || !slices.Equal(r.Sets, []string{"c"}) {
+		t.Fatalf("after the move the batch sees %+v", r)
+	}
+	if r, _ := b.Get(ids[1]); r == nil || !r.Deleted {
+		t.Fatalf("after the deletion the batch sees %+v", r)
 	}
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,6 +47,16 @@ type Record struct {
 	Modified     time.Time `json:"mod"` // when rsbridge's copy last changed (lastmod)
 	FirstSeen    time.Time `json:"first"`
 	Seq          uint64    `json:"seq,omitempty"` // last event about this record, 0 if none
+}
+
+// clone is a copy of r that shares nothing with it (nil for nil).
+func (r *Record) clone() *Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Sets = slices.Clone(r.Sets)
+	return &c
 }
 
 // Members is the record's set membership with ancestors expanded; empty when deleted.
