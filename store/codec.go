@@ -67,7 +67,9 @@ func (d *reader) namespace() string {
 	return ""
 }
 
-var errCorrupt = errors.New("corrupt record state")
+// errCorrupt marks stored data that cannot be read as written: a state,
+// event or entry that does not decode, or an entry whose event is gone.
+var errCorrupt = errors.New("corrupt store data")
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))

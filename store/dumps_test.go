@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,6 +304,97 @@ func TestSetEntriesAreKeys(t *testing.T) {
 	err = snap.SetEvents("r", "p", "t", 6, 6, func(*SetEvent) error { return nil })
 	if !errors.Is(err, errCorrupt) {
 		t.Fatalf("an entry whose event is missing: %v, want %v", err, errCorrupt)
+	}
+}
+
+// TestPruneWhileReading: a destination reading a set's kept Change List
+// while Prune removes the events it names sees every entry, whole, in every
+// snapshot: Prune's write batch commits in several transactions, and each
+// entry is written in full before its event goes.
+func TestPruneWhileReading(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var now atomic.Pointer[time.Time]
+	setNow := func(at time.Time) { now.Store(&at) }
+	setNow(t0)
+	db, err := Open(policy(Options{Dir: t.TempDir(), MemTableSize: 1 << 20, Now: func() time.Time { return *now.Load() }}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.clLimit, db.clPeriod = 100000, time.Hour
+	const n = 6000 // 12,000 writes to prune: several transactions at this memtable size
+	setNow(t0.Add(10 * time.Minute))
+	b, err := db.NewBatch("r", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Discard)
+	for i := range n {
+		id := fmt.Sprint("id-", i)
+		ev := &Event{Identifier: id, Change: Created, SetsAfter: []string{"s"}, SHA256: sha(id), Length: int64(len(id))}
+		if err := b.Apply(&Record{Identifier: id, Sets: []string{"s"}, SHA256: sha(id), Length: int64(len(id))}, []byte(id), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	setNow(t0.Add(150 * time.Minute))
+	applyChange(t, db, "late", Created, t0.Add(150*time.Minute)) // the all-records set's next list
+
+	read := func() error {
+		return db.View(context.Background(), func(s *Snap) error {
+			lists, err := s.ChangeLists("r", "p", "s")
+			if err != nil {
+				return err
+			}
+			got := 0
+			for _, l := range lists {
+				err := s.SetEvents("r", "p", "s", l.FirstSeq, l.LastSeq, func(e *SetEvent) error {
+					if e.Change != Created || e.SHA256 != sha(e.Identifier) || e.Length != int64(len(e.Identifier)) {
+						return fmt.Errorf("entry %d: %+v", e.Seq, e)
+					}
+					got++
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			if got != n {
+				return fmt.Errorf("%d entries, want %d", got, n)
+			}
+			return nil
+		})
+	}
+	if err := read(); err != nil {
+		t.Fatal(err)
+	}
+	var pruning atomic.Bool
+	pruning.Store(true)
+	done := make(chan int)
+	go func() {
+		during := 0
+		for pruning.Load() {
+			if err := read(); err != nil {
+				t.Errorf("read during Prune: %v", err)
+				break
+			}
+			during++
+		}
+		done <- during
+	}()
+	got, err := db.Prune(context.Background(), "r", "p", t0.Add(90*time.Minute), t0.Add(3*time.Hour), 0)
+	pruning.Store(false)
+	t.Logf("%d complete reads during Prune", <-done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Events != n || got.Filled != n {
+		t.Fatalf("pruned %+v", got)
+	}
+	if err := read(); err != nil {
+		t.Fatalf("after Prune: %v", err)
 	}
 }
 
