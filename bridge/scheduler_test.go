@@ -222,3 +222,70 @@ func TestSchedulerQueue(t *testing.T) {
 		}
 	})
 }
+
+// TestSchedulerHostGroups: repositories with host names of their own under
+// one of scheduler.host_groups count as one upstream host: with per_host 1,
+// one of them runs at a time while a repository elsewhere takes the other
+// slot, and the status shows the group's domain as their host.
+func TestSchedulerHostGroups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := openStore(t, store.Options{InMemory: true})
+		var inflight atomic.Int32
+		var overlap atomic.Bool
+		farm := oaiserver.NewFarm()
+		for i := range 3 {
+			farm.Add(fmt.Sprintf("r%d", i), oaiserver.New(oaiserver.Options{Records: 20, PageSize: 10}), 0)
+		}
+		slow := func(group bool) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if group {
+					if inflight.Add(1) > 1 {
+						overlap.Store(true)
+					}
+					defer inflight.Add(-1)
+				}
+				select { // every request takes a second
+				case <-time.After(time.Second):
+				case <-r.Context().Done():
+					return
+				}
+				farm.ServeHTTP(w, r)
+			})
+		}
+		src := "defaults:\n  delay: 0s\nscheduler:\n  concurrency: 2\n  per_host: 1\n  host_groups: [\"*.grp.test\"]\nrepositories:\n"
+		for i, host := range []string{"a.grp.test", "B.Grp.Test", "elsewhere.test"} {
+			src += fmt.Sprintf("  - name: r%d\n    base_url: http://%s/r%d/oai\n    schedule: \"@every 24h\"\n    reconcile: \"off\"\n", i, host, i)
+		}
+		cfg, err := config.ParseAndValidate(strings.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		transport := handlerTransport{"a.grp.test": slow(true), "B.Grp.Test": slow(true), "elsewhere.test": slow(false)}
+		s, err := harvest.NewScheduler(cfg, db, harvest.Options{ClientOptions: func(o *oaipmh.Options) { o.Transport = transport }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		defer s.Stop(context.Background())
+		synctest.Wait()
+		q := s.Queue()
+		if len(q.Running) != 2 || len(q.Waiting) != 1 || q.Running[0].Repository != "r0" || q.Running[1].Repository != "r2" {
+			t.Fatalf("at start: %+v (want r0 and r2 running, r1 waiting for grp.test)", q)
+		}
+		for repo, want := range map[string]string{"r0": "grp.test", "r1": "grp.test", "r2": "elsewhere.test"} {
+			if got := s.Host(repo); got != want {
+				t.Errorf("Host(%s) = %q, want %q", repo, got, want)
+			}
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if overlap.Load() {
+			t.Error("two requests to one host group at once")
+		}
+		for i := range 3 {
+			if ri, _ := peek(db).RepoInfo(fmt.Sprintf("r%d", i)); ri.LastSuccess == nil {
+				t.Errorf("r%d not harvested: %+v", i, ri)
+			}
+		}
+	})
+}

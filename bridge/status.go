@@ -610,14 +610,15 @@ func (s *Server) row(snap *store.Snap, repo config.Repository) (repoRow, error) 
 	return r, nil
 }
 
-// repoHost is a repository's upstream host name: the scheduler's (which
-// its queue limits per host), else the base URL's.
+// repoHost is the upstream host a repository counts under for
+// scheduler.per_host (its host group's domain, else its host name): the
+// scheduler's, else worked out from the base URL the same way.
 func (s *Server) repoHost(repo config.Repository) string {
 	if s.ops.sched != nil {
 		return s.ops.sched.Host(repo.Name)
 	}
 	if u, err := url.Parse(repo.BaseURL); err == nil {
-		return u.Hostname()
+		return s.src.Config().Scheduler.PolitenessHost(u.Hostname())
 	}
 	return ""
 }

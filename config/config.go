@@ -227,15 +227,45 @@ type Scheduler struct {
 	// Concurrency is the most runs going at once across all repositories
 	// (1-256). A run waiting for a slot shows as waiting on the status page.
 	Concurrency int `yaml:"concurrency"`
-	// PerHost is the most runs going at once against one upstream host name
-	// (1-Concurrency), whatever the number of repositories behind it.
+	// PerHost is the most runs going at once against one upstream host
+	// (1-Concurrency), whatever the number of repositories behind it: one
+	// host name, or one of HostGroups.
 	PerHost int `yaml:"per_host"`
+	// HostGroups are domains whose host names are one upstream host to
+	// PerHost: a hosting service that gives each repository its own name
+	// (JAIRO Cloud's <name>.repo.nii.ac.jp) serves them all from one
+	// place. A host name equal to an entry or under it (a "*." or "."
+	// before the entry means the same) counts as the entry; the first
+	// entry that matches wins.
+	HostGroups []string `yaml:"host_groups"`
 	// Jitter spreads the repositories' schedules: each repository's runs
 	// are shifted by a fixed offset below Jitter, derived from its name
 	// (the same at every start). An "@every D" schedule runs at a fixed
 	// phase of D, its offset below min(Jitter, D). 0 starts every schedule
 	// on the minute (or, for @every, at multiples of D).
 	Jitter time.Duration `yaml:"jitter"`
+}
+
+// PolitenessHost is the upstream host that PerHost counts a repository
+// whose base URL names host under: the first of HostGroups that host is or
+// is under, else host itself (lower case).
+func (s Scheduler) PolitenessHost(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, g := range s.HostGroups {
+		g = hostGroup(g)
+		if host == g || strings.HasSuffix(host, "."+g) {
+			return g
+		}
+	}
+	return host
+}
+
+// hostGroup is a HostGroups entry as a domain: lower case, without a
+// leading "*." or "." or a trailing ".".
+func hostGroup(g string) string {
+	g = strings.ToLower(strings.TrimSpace(g))
+	g = strings.TrimPrefix(strings.TrimPrefix(g, "*"), ".")
+	return strings.TrimSuffix(g, ".")
 }
 
 // Crosswalk sets the junii2 → JPCOAR 2.0 conversion of derive (the

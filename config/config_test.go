@@ -515,6 +515,13 @@ resourcesync:
 			want: `line 2: store.mapped_limit: must be 0 (the kernel decides) or at least 67108864 bytes (64 MiB) (got 1000)`,
 		},
 		{
+			name: "scheduler host_groups that are not domains",
+			src:  "scheduler:\n  host_groups:\n    - repo.nii.ac.jp\n    - https://repo.example.org/\n    - \"*\"\n    - a*.example\n" + minimal,
+			want: `line 4: scheduler.host_groups[1]: must be a domain such as repo.nii.ac.jp (its host names and itself count as one upstream host), not a URL or pattern (got "https://repo.example.org/")` + "\n" +
+				`line 5: scheduler.host_groups[2]: must be a domain such as repo.nii.ac.jp (its host names and itself count as one upstream host), not a URL or pattern (got "*")` + "\n" +
+				`line 6: scheduler.host_groups[3]: must be a domain such as repo.nii.ac.jp (its host names and itself count as one upstream host), not a URL or pattern (got "a*.example")`,
+		},
+		{
 			name: "scheduler per_host above concurrency",
 			src:  "scheduler:\n  concurrency: 2\n  per_host: 3\n" + minimal,
 			want: `line 3: scheduler.per_host: must be between 1 and scheduler.concurrency (2) (got 3)`,
@@ -1042,6 +1049,28 @@ repositories:
 		_, err := ParseAndValidate(strings.NewReader("repositories:\n  - name: a\n    base_url: http://a.example/oai\n" + bad.yaml))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+}
+
+// TestPolitenessHost: host names under a host group count as the group, the
+// first matching entry wins, and the others count as themselves.
+func TestPolitenessHost(t *testing.T) {
+	s := Scheduler{HostGroups: []string{"*.repo.nii.ac.jp", ".Example.ORG", "nii.ac.jp", "192.0.2.7"}}
+	for host, want := range map[string]string{
+		"kyoto-u.repo.nii.ac.jp":  "repo.nii.ac.jp",
+		"a.b.repo.nii.ac.jp":      "repo.nii.ac.jp",
+		"repo.nii.ac.jp":          "repo.nii.ac.jp",
+		"irdb.nii.ac.jp":          "nii.ac.jp",
+		"REPO.Example.org.":       "example.org",
+		"notexample.org":          "notexample.org",
+		"example.org.evil.test":   "example.org.evil.test",
+		"192.0.2.7":               "192.0.2.7",
+		"dspace.univ.example.edu": "dspace.univ.example.edu",
+		"":                        "",
+	} {
+		if got := s.PolitenessHost(host); got != want {
+			t.Errorf("PolitenessHost(%q) = %q, want %q", host, got, want)
 		}
 	}
 }

@@ -104,6 +104,12 @@ func (p *problems) scheduler(s Scheduler) {
 	if s.Jitter < 0 {
 		p.addf("scheduler.jitter", "must not be negative (got %s)", s.Jitter)
 	}
+	for i, g := range s.HostGroups {
+		d := hostGroup(g)
+		if d == "" || strings.ContainsAny(d, "/:@*?# \t") || strings.Contains(d, "..") {
+			p.addf(fmt.Sprintf("scheduler.host_groups[%d]", i), "must be a domain such as repo.nii.ac.jp (its host names and itself count as one upstream host), not a URL or pattern (got %q)", g)
+		}
+	}
 }
 
 // export checks the export block.

@@ -55,7 +55,8 @@ type Harvester struct {
 	now      func() time.Time
 	obs      Observer
 	pacer    *Pacer
-	host     string
+	host     string                // of the base URL, preferred for landing pages
+	polite   string                // the upstream host scheduler.per_host counts it under (config.Scheduler.PolitenessHost)
 	locBase  map[string]int        // per prefix: the length of the record URLs rsbridge serves, less the identifier
 	convs    map[string]Conversion // by derived format
 	checks   map[string]Check      // by format
@@ -182,7 +183,7 @@ func New(cfg *config.Config, repo config.Repository, db *store.DB, o Options) (*
 			return nil, fmt.Errorf("repository %s: derive %s from %s: this rsbridge has no such conversion", repo.Name, p, from)
 		}
 	}
-	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, obs: o.Observer, pacer: o.Pacer, host: host,
+	return &Harvester{cfg: cfg, repo: repo, settings: s, db: db, client: client, log: log, now: o.Now, obs: o.Observer, pacer: o.Pacer, host: host, polite: cfg.Scheduler.PolitenessHost(host),
 		locBase: locBase, convs: convs, checks: o.Checks, busy: make(chan struct{}, 1)}, nil
 }
 

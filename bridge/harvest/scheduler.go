@@ -125,7 +125,7 @@ func (s *Scheduler) run(h *Harvester, kind string, force, ifIdle bool) {
 		return // shutting down
 	}
 	defer end()
-	s.runHeld(ctx, h, s.queue.enqueue(h.repo.Name, h.host, kind), kind, force)
+	s.runHeld(ctx, h, s.queue.enqueue(h.repo.Name, h.polite, kind), kind, force)
 }
 
 // runHeld waits for the queue to grant w, then does a run whose repository
@@ -186,7 +186,7 @@ func (s *Scheduler) Trigger(repo, kind string, force bool) error {
 	if err != nil {
 		return err
 	}
-	w := s.queue.enqueue(h.repo.Name, h.host, kind)
+	w := s.queue.enqueue(h.repo.Name, h.polite, kind)
 	s.wg.Go(func() {
 		defer end()
 		s.runHeld(ctx, h, w, kind, force)
@@ -213,10 +213,12 @@ func (s *Scheduler) TriggerAll(names []string, kind string, force bool) (queued,
 // Queue is the scheduler's queue now.
 func (s *Scheduler) Queue() QueueState { return s.queue.state() }
 
-// Host is the upstream host name of a repository ("" if unknown).
+// Host is the upstream host a repository's runs count against for
+// scheduler.per_host: its host group's domain, else its host name ("" if
+// unknown).
 func (s *Scheduler) Host(repo string) string {
 	if h, ok := s.harvesters[repo]; ok {
-		return h.host
+		return h.polite
 	}
 	return ""
 }
@@ -284,7 +286,7 @@ func (s *Scheduler) Start() {
 		if err != nil {
 			continue // busy: a run is already under way
 		}
-		w := s.queue.enqueue(name, h.host, KindHarvest)
+		w := s.queue.enqueue(name, h.polite, KindHarvest)
 		s.wg.Go(func() {
 			defer end()
 			s.runHeld(ctx, h, w, KindHarvest, false)
