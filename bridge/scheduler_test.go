@@ -175,16 +175,7 @@ func TestSchedulerQueue(t *testing.T) {
 			}
 			fmt.Fprintf(&yaml, "  - name: r%d\n    base_url: http://%s/r%d/oai\n    schedule: \"@every 24h\"\n    reconcile: \"off\"\n", i, host, i)
 		}
-		cfg, err := config.ParseAndValidate(strings.NewReader(yaml.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		transport := handlerTransport{"farm.test": upstream(0), "own4.test": upstream(1), "own5.test": upstream(2)}
-		s, err := harvest.NewScheduler(cfg, db, harvest.Options{ClientOptions: func(o *oaipmh.Options) { o.Transport = transport }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Start()
+		s := startScheduler(t, db, yaml.String(), handlerTransport{"farm.test": upstream(0), "own4.test": upstream(1), "own5.test": upstream(2)})
 		defer s.Stop(context.Background())
 		synctest.Wait()
 		q := s.Queue()
@@ -256,16 +247,7 @@ func TestSchedulerHostGroups(t *testing.T) {
 		for i, host := range []string{"a.grp.test", "B.Grp.Test", "elsewhere.test"} {
 			src += fmt.Sprintf("  - name: r%d\n    base_url: http://%s/r%d/oai\n    schedule: \"@every 24h\"\n    reconcile: \"off\"\n", i, host, i)
 		}
-		cfg, err := config.ParseAndValidate(strings.NewReader(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		transport := handlerTransport{"a.grp.test": slow(true), "B.Grp.Test": slow(true), "elsewhere.test": slow(false)}
-		s, err := harvest.NewScheduler(cfg, db, harvest.Options{ClientOptions: func(o *oaipmh.Options) { o.Transport = transport }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Start()
+		s := startScheduler(t, db, src, handlerTransport{"a.grp.test": slow(true), "B.Grp.Test": slow(true), "elsewhere.test": slow(false)})
 		defer s.Stop(context.Background())
 		synctest.Wait()
 		q := s.Queue()
@@ -288,4 +270,20 @@ func TestSchedulerHostGroups(t *testing.T) {
 			}
 		}
 	})
+}
+
+// startScheduler starts a scheduler on the configuration src, its
+// upstreams served by transport; the caller stops it.
+func startScheduler(t *testing.T, db *store.DB, src string, transport handlerTransport) *harvest.Scheduler {
+	t.Helper()
+	cfg, err := config.ParseAndValidate(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := harvest.NewScheduler(cfg, db, harvest.Options{ClientOptions: func(o *oaipmh.Options) { o.Transport = transport }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	return s
 }

@@ -162,13 +162,7 @@ func TestPrune(t *testing.T) {
 // reads the copies where events are missing, each entry once.
 func TestAllSetEntriesAreEvents(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	db, setNow := clockDB(t, t0, policy(Options{}))
-	db.clLimit, db.clPeriod = 1000, time.Hour
-	apply := func(at time.Time, id string, c Change, sets ...string) {
-		t.Helper()
-		setNow(at)
-		applyChange(t, db, id, c, at, sets...)
-	}
+	db, apply := historyDB(t, t0)
 
 	apply(t0.Add(10*time.Minute), "a", Created, "s")
 	apply(t0.Add(30*time.Minute), "b", Created)
@@ -228,13 +222,7 @@ func TestAllSetEntriesAreEvents(t *testing.T) {
 // event is an error, not a silent gap.
 func TestSetEntriesAreKeys(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	db, setNow := clockDB(t, t0, policy(Options{}))
-	db.clLimit, db.clPeriod = 1000, time.Hour
-	apply := func(at time.Time, id string, c Change, sets ...string) {
-		t.Helper()
-		setNow(at)
-		applyChange(t, db, id, c, at, sets...)
-	}
+	db, apply := historyDB(t, t0)
 	apply(t0.Add(10*time.Minute), "a", Created, "s")
 	apply(t0.Add(20*time.Minute), "b", Created, "t")
 	apply(t0.Add(40*time.Minute), "a", Updated, "t") // leaves s, joins t
@@ -405,6 +393,18 @@ func getEvent(txn *badger.Txn, repo, prefix string, seq uint64) (*Event, error) 
 	}
 	ev := &Event{Seq: seq, Repo: repo, Prefix: prefix}
 	return ev, it.Value(func(v []byte) error { return decodeEvent(v, ev) })
+}
+
+// historyDB is an in-memory store with hourly Change Lists, and a function
+// that commits one change (applyChange) at the time it names.
+func historyDB(t *testing.T, t0 time.Time) (*DB, func(at time.Time, id string, c Change, sets ...string)) {
+	db, setNow := clockDB(t, t0, policy(Options{}))
+	db.clLimit, db.clPeriod = 1000, time.Hour
+	return db, func(at time.Time, id string, c Change, sets ...string) {
+		t.Helper()
+		setNow(at)
+		applyChange(t, db, id, c, at, sets...)
+	}
 }
 
 // applyChange commits one change of record id in repository "r", format "p":
