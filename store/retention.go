@@ -153,7 +153,9 @@ func (db *DB) pruneSet(ctx context.Context, txn *badger.Txn, wb *badger.WriteBat
 // missing event.
 func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.WriteBatch, repo, prefix string, cutoff time.Time, keep uint64, kept map[string]uint64, out *Pruned) (uint64, error) {
 	p := prefixKey('e', repo, prefix)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: p, PrefetchValues: true, PrefetchSize: 100})
+	// No prefetch: most passes stop at the first event, and an event's
+	// value is read when the loop reaches it.
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
 	defer it.Close()
 	var ctr Counter
 	if _, err := getJSON(txn, key('n', repo, prefix), &ctr); err != nil {
