@@ -170,35 +170,15 @@ func literalSpan(b []byte, i int) int {
 // then rejects it and the record is quarantined); legal says whether XML allows
 // the character it names.
 func charRef(b []byte) (n int, legal, ok bool) {
-	i, base := 2, uint64(10)
+	i, hex := 2, false
 	if i < len(b) && b[i] == 'x' {
-		base = 16
-		i++
+		i, hex = i+1, true
 	}
-	start := i
-	var v uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		var d uint64
-		switch {
-		case '0' <= c && c <= '9':
-			d = uint64(c - '0')
-		case base == 16 && 'a' <= c && c <= 'f':
-			d = uint64(c-'a') + 10
-		case base == 16 && 'A' <= c && c <= 'F':
-			d = uint64(c-'A') + 10
-		default:
-			goto done
-		}
-		if v = v*base + d; v > utf8.MaxRune {
-			v = utf8.MaxRune + 1 // stays out of range, never overflows
-		}
-	}
-done:
-	if i == start || i >= len(b) || b[i] != ';' {
+	end, v := xmltext.CharRefDigits(b, i, hex)
+	if end == i || end >= len(b) || b[end] != ';' {
 		return 0, false, false
 	}
-	return i + 1, xmltext.IsChar(rune(v)), true
+	return end + 1, xmltext.IsChar(rune(v)), true
 }
 
 // editsIn counts the edits with from <= pos < to by kind. A removed control
