@@ -112,20 +112,29 @@ func (b *Batch) estimate(o op) int64 {
 
 // Apply writes one record's new state: the event (when ev is not nil: it gets
 // the next sequence number and detection time, which become next.Seq and
-// next.Modified), the state, the metadata bytes (nil keeps the stored ones),
-// set membership and counts, all as one unit that a transaction split never
-// cuts.
+// next.Modified, and next.FirstSeen when that is zero), the state, the
+// metadata bytes (nil keeps the stored ones), set membership and counts, all
+// as one unit that a transaction split never cuts.
 func (b *Batch) Apply(next *Record, metadata []byte, ev *Event) error {
+	short := false
 	if ev != nil {
 		if err := b.appendEvent(ev); err != nil {
 			return err
 		}
 		next.Modified, next.Seq = ev.Time, ev.Seq
+		if next.FirstSeen.IsZero() {
+			next.FirstSeen = ev.Time
+		}
+		v := encodeEvent(ev)
+		if short = next.sameEvent(ev); short {
+			v = shortEvent(ev.Identifier)
+		}
+		b.stage(seqKey('e', ev.Seq, b.repo, b.prefix), v)
 		if err := b.keepVersion(next, metadata, ev.Seq); err != nil {
 			return err
 		}
 	}
-	if err := b.put(next, metadata); err != nil {
+	if err := b.put(next, metadata, short); err != nil {
 		return err
 	}
 	b.ctr.Version++
@@ -226,11 +235,24 @@ func (b *Batch) Get(id string) (*Record, error) {
 // put stages the record's state and, for a live record, its metadata bytes (nil
 // keeps the stored bytes). It maintains set membership (keys only: a set's
 // Resource List reads the states from r/, Snap.Resources) and the record
-// counts.
-func (b *Batch) put(rec *Record, metadata []byte) error {
+// counts. short says the record's event at rec.Seq was just stored short.
+//
+// A short event is read through the state, so a state that stops saying it
+// (a new event, a datestamp bump) has it written in full first, in the same
+// unit: no snapshot sees the one without the other.
+func (b *Batch) put(rec *Record, metadata []byte, short bool) error {
 	old, err := b.Get(rec.Identifier)
 	if err != nil {
 		return err
+	}
+	rec.eventShort = short
+	if old != nil && old.eventShort {
+		was := old.createdEvent()
+		if !short && rec.sameEvent(&was) {
+			rec.eventShort = true // the same event, which the state still says
+		} else if err := b.fillEvent(&was); err != nil {
+			return err
+		}
 	}
 	v := encodeRecord(rec)
 	id := rec.Identifier
@@ -261,6 +283,21 @@ func (b *Batch) put(rec *Record, metadata []byte) error {
 	return nil
 }
 
+// fillEvent stages ev, stored short so far, in full; an event Prune removed
+// stays removed. (A Prune that removes it while this batch is open cannot be
+// seen here: the full event then outlives it, older than the cutoff and in no
+// kept list, until the next Prune.)
+func (b *Batch) fillEvent(ev *Event) error {
+	k := seqKey('e', ev.Seq, b.repo, b.prefix)
+	if _, err := b.txn.Get(k); errors.Is(err, badger.ErrKeyNotFound) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("store: change event %s/%s/%d: %w", b.repo, b.prefix, ev.Seq, err)
+	}
+	b.stage(k, encodeEvent(ev))
+	return nil
+}
+
 func btoi(v bool) int64 {
 	if v {
 		return 1
@@ -269,8 +306,8 @@ func btoi(v bool) int64 {
 }
 
 // appendEvent assigns the event the next sequence number and a detection time strictly
-// after the previous event's (microsecond steps), and stages it with its entry in
-// each resource set it concerns (all records, and every set it joins, stays in or
+// after the previous event's (microsecond steps), and stages (Apply stages the
+// event itself) its entry in each resource set it concerns (all records, and every set it joins, stays in or
 // leaves) and those sets' Change List catalog. Until the transaction commits,
 // the event holds the store's horizon at its time (horizon.go).
 func (b *Batch) appendEvent(ev *Event) error {
@@ -279,7 +316,6 @@ func (b *Batch) appendEvent(ev *Event) error {
 	b.ctr.LastTime = now
 	b.ctrDirty = true
 	ev.Seq, ev.Time, ev.Repo, ev.Prefix = b.ctr.Seq, now, b.repo, b.prefix
-	b.stage(seqKey('e', ev.Seq, b.repo, b.prefix), encodeEvent(ev))
 	if err := b.countDay(ev); err != nil {
 		return err
 	}

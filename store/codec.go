@@ -19,10 +19,19 @@ import (
 // 1678–2262, and is still read. Version 3 writes a well-known metadata
 // namespace as its number in wellKnownNS (the namespace was a third of a
 // state, stored twice per set membership and rewritten by every compaction).
+// Version 4 gives the flags byte (1: deleted) two more: 2, FirstSeen is
+// Modified (and is not written twice); 4, the event at Seq is stored short
+// (Record.eventShort). A version an older rsbridge does not know, so that it
+// refuses the state rather than misreads it.
 const (
 	recordV1 = 1
 	recordV2 = 2
 	recordV3 = 3
+	recordV4 = 4
+
+	flagDeleted    = 1
+	flagFirstIsMod = 2
+	flagEventShort = 4
 )
 
 // wellKnownNS are the metadata namespaces a version 3 state names by number
@@ -97,10 +106,17 @@ func appendHex(b []byte, h string, n int) []byte {
 // encodeRecord serialises the state part of a record (not its key fields).
 func encodeRecord(r *Record) []byte {
 	b := make([]byte, 0, 160+len(r.Landing)+len(r.Namespace))
-	b = append(b, recordV3)
+	b = append(b, recordV4)
 	var flags byte
 	if r.Deleted {
-		flags |= 1
+		flags |= flagDeleted
+	}
+	firstIsMod := r.FirstSeen.Equal(r.Modified)
+	if firstIsMod {
+		flags |= flagFirstIsMod
+	}
+	if r.eventShort {
+		flags |= flagEventShort
 	}
 	b = append(b, flags)
 	b = appendTime(b, r.Datestamp)
@@ -115,7 +131,9 @@ func encodeRecord(r *Record) []byte {
 	b = appendHex(b, r.MD5, 16)
 	b = appendHex(b, r.SHA256, 32)
 	b = appendTime(b, r.Modified)
-	b = appendTime(b, r.FirstSeen)
+	if !firstIsMod {
+		b = appendTime(b, r.FirstSeen)
+	}
 	b = binary.AppendUvarint(b, r.Seq)
 	return b
 }
@@ -191,10 +209,15 @@ func (d *reader) hex(n int) string {
 
 // decodeRecord fills the state part of r.
 func decodeRecord(b []byte, r *Record) error {
-	if len(b) < 2 || b[0] < recordV1 || b[0] > recordV3 {
+	if len(b) < 2 || b[0] < recordV1 || b[0] > recordV4 {
 		return fmt.Errorf("%w: unknown version", errCorrupt)
 	}
-	r.Deleted = b[1]&1 != 0
+	flags := b[1]
+	if b[0] < recordV4 {
+		flags &= flagDeleted
+	}
+	r.Deleted = flags&flagDeleted != 0
+	r.eventShort = flags&flagEventShort != 0
 	d := &reader{b: b[2:], v1: b[0] == recordV1}
 	r.Datestamp = d.time()
 	r.DatestampRaw = d.str()
@@ -206,7 +229,7 @@ func decodeRecord(b []byte, r *Record) error {
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		r.Sets = append(r.Sets, d.str())
 	}
-	if b[0] == recordV3 {
+	if b[0] >= recordV3 {
 		r.Namespace = d.namespace()
 	} else {
 		r.Namespace = d.str()
@@ -216,7 +239,11 @@ func decodeRecord(b []byte, r *Record) error {
 	r.MD5 = d.hex(16)
 	r.SHA256 = d.hex(32)
 	r.Modified = d.time()
-	r.FirstSeen = d.time()
+	if flags&flagFirstIsMod != 0 {
+		r.FirstSeen = r.Modified
+	} else {
+		r.FirstSeen = d.time()
+	}
 	r.Seq = d.uvarint()
 	return d.err
 }
@@ -239,7 +266,21 @@ func getRecord(txn *badger.Txn, k []byte, r *Record) (bool, error) {
 // rewritten by each compaction as the store grows. A version byte, then the
 // fields; digests raw. Events stored as JSON by earlier versions start with
 // '{' and are still read.
-const eventV1 = 1
+//
+// Most events are a record's first: created, in no set before, saying what
+// the record's state then says. Such an event is stored short, the version
+// eventShort and the identifier, for as long as the state says it
+// (Record.eventShort); the batch that changes the state first writes the
+// event in full (Batch.put). It is read through the state (readEvent). A
+// harvest writes fewer bytes into the tree (an event was 113 of a record's
+// ~390 bytes there) and compactions rewrite fewer.
+const (
+	eventV1    = 1
+	eventShort = 2
+)
+
+// shortEvent is the stored form of an event the state it created says.
+func shortEvent(id string) []byte { return append([]byte{eventShort}, id...) }
 
 func encodeEvent(ev *Event) []byte {
 	b := appendHead(make([]byte, 0, 96+len(ev.Identifier)), ev.Time, ev.Identifier, ev.Change)
@@ -299,16 +340,22 @@ func (d *reader) head() (time.Time, string, Change) {
 }
 
 // decodeEvent fills ev's stored fields (not Seq, Repo, Prefix: the key's).
-func decodeEvent(b []byte, ev *Event) error {
+// A short event fills the identifier alone and reports short: the rest is
+// the state's (readEvent).
+func decodeEvent(b []byte, ev *Event) (short bool, err error) {
+	if len(b) > 0 && b[0] == eventShort {
+		ev.Identifier = string(b[1:])
+		return true, nil
+	}
 	d, err := binaryReader(b, "event", ev)
 	if d == nil || err != nil {
-		return err
+		return false, err
 	}
 	ev.Time, ev.Identifier, ev.Change = d.head()
 	for _, sets := range []*[]string{&ev.SetsBefore, &ev.SetsAfter} {
 		n := d.uvarint()
 		if n > uint64(len(d.b)) {
-			return errCorrupt
+			return false, errCorrupt
 		}
 		*sets = nil
 		for i := uint64(0); i < n && d.err == nil; i++ {
@@ -316,7 +363,31 @@ func decodeEvent(b []byte, ev *Event) error {
 		}
 	}
 	ev.SHA256, ev.MD5, ev.Length, ev.Datestamp = d.content()
-	return d.err
+	return false, d.err
+}
+
+// readEvent reads the event at item (of repo and prefix, sequence number
+// ev.Seq) into ev, a short one through the record state it stands for,
+// which must still say it.
+func readEvent(txn *badger.Txn, item *badger.Item, ev *Event) error {
+	var short bool
+	err := item.Value(func(v []byte) (err error) {
+		short, err = decodeEvent(v, ev)
+		return err
+	})
+	if err != nil || !short {
+		return err
+	}
+	r := &Record{Repo: ev.Repo, Prefix: ev.Prefix, Identifier: ev.Identifier}
+	found, err := getRecord(txn, key('r', ev.Repo, ev.Prefix, ev.Identifier), r)
+	switch {
+	case err != nil:
+		return err
+	case !found || !r.eventShort || r.Seq != ev.Seq:
+		return fmt.Errorf("%w: short event %d of %q, whose record state does not say it", errCorrupt, ev.Seq, ev.Identifier)
+	}
+	*ev = r.createdEvent()
+	return nil
 }
 
 func encodeSetEvent(se *SetEvent) []byte {

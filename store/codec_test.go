@@ -125,12 +125,12 @@ func TestEventCodec(t *testing.T) {
 	}
 	for _, want := range evs {
 		var got Event
-		if err := decodeEvent(encodeEvent(&want), &got); err != nil || !reflect.DeepEqual(got, want) {
+		if short, err := decodeEvent(encodeEvent(&want), &got); err != nil || short || !reflect.DeepEqual(got, want) {
 			t.Errorf("event %+v: got %+v, %v", want, got, err)
 		}
 		legacy, _ := json.Marshal(want)
 		got = Event{}
-		if err := decodeEvent(legacy, &got); err != nil || !reflect.DeepEqual(got, want) {
+		if short, err := decodeEvent(legacy, &got); err != nil || short || !reflect.DeepEqual(got, want) {
 			t.Errorf("JSON event %+v: got %+v, %v", want, got, err)
 		}
 		se := SetEvent{Time: want.Time, Identifier: want.Identifier, Change: want.Change, SHA256: want.SHA256, MD5: want.MD5, Length: want.Length, Datestamp: want.Datestamp}
@@ -145,7 +145,7 @@ func TestEventCodec(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]byte{nil, {9}, {eventV1}, encodeEvent(&evs[0])[:20]} {
-		if err := decodeEvent(bad, &Event{}); err == nil {
+		if _, err := decodeEvent(bad, &Event{}); err == nil {
 			t.Errorf("decodeEvent(%x) accepted", bad)
 		}
 		if err := decodeSetEvent(bad, &SetEvent{}); err == nil && len(bad) < 20 {

@@ -392,7 +392,7 @@ func getEvent(txn *badger.Txn, repo, prefix string, seq uint64) (*Event, error) 
 		return nil, err
 	}
 	ev := &Event{Seq: seq, Repo: repo, Prefix: prefix}
-	return ev, it.Value(func(v []byte) error { return decodeEvent(v, ev) })
+	return ev, readEvent(txn, it, ev)
 }
 
 // historyDB is an in-memory store with hourly Change Lists, and a function
@@ -416,7 +416,7 @@ func applyChange(t *testing.T, db *DB, id string, c Change, at time.Time, sets .
 		t.Fatal(err)
 	}
 	content := "<x>" + id + at.String() + "</x>"
-	rec := &Record{Identifier: id, Sets: sets, Deleted: c == Deleted, SHA256: sha(content)}
+	rec := &Record{Identifier: id, Sets: sets, Deleted: c == Deleted, SHA256: sha(content), Length: int64(len(content)), Datestamp: at}
 	ev := &Event{Identifier: id, Change: c, SetsAfter: rec.Members(), Datestamp: at}
 	if c != Deleted {
 		ev.SHA256, ev.Length = sha(content), int64(len(content))

@@ -167,15 +167,14 @@ func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.Write
 				return 0, err
 			}
 		}
-		var ev Event
-		if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, &ev) }); err != nil {
-			return 0, err
-		}
 		seq := seqOf(it.Item().Key())
+		ev := Event{Repo: repo, Prefix: prefix, Seq: seq}
+		if err := readEvent(txn, it.Item(), &ev); err != nil {
+			return 0, fmt.Errorf("store: change event %s/%s/%d: %w", repo, prefix, seq, err)
+		}
 		if seq >= keep || !ev.Time.Before(cutoff) {
 			return seq, nil
 		}
-		ev.Seq = seq
 		for _, set := range unionSets(ev.SetsBefore, ev.SetsAfter) {
 			if first, ok := kept[set]; !ok || seq < first || ev.SetChange(set) == 0 {
 				continue

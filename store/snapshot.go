@@ -306,11 +306,10 @@ func (s *Snap) entryOf(it *badger.Iterator, ep []byte, repo, prefix, set string,
 	if !seekForward(it, ep, seqKey('e', seq, repo, prefix)) {
 		return nil, fmt.Errorf("%w: the event it names is missing", errCorrupt)
 	}
-	var ev Event
-	if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, &ev) }); err != nil {
+	ev := Event{Repo: repo, Prefix: prefix, Seq: seq}
+	if err := readEvent(s.txn, it.Item(), &ev); err != nil {
 		return nil, err
 	}
-	ev.Seq = seq
 	se := ev.setEvent(set)
 	if se.Change == 0 {
 		return nil, fmt.Errorf("%w: the event it names does not concern the set", errCorrupt)
@@ -346,11 +345,10 @@ func (s *Snap) allEvents(repo, prefix string, first, last uint64, fn func(*SetEv
 				return err
 			}
 		}
-		var ev Event
-		if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, &ev) }); err != nil {
+		ev := Event{Repo: repo, Prefix: prefix, Seq: seq}
+		if err := readEvent(s.txn, it.Item(), &ev); err != nil {
 			return fmt.Errorf("store: change event %s/%s/%d: %w", repo, prefix, seq, err)
 		}
-		ev.Seq = seq
 		se := ev.setEvent(AllSet)
 		if err := fn(&se); err != nil {
 			return err
@@ -513,7 +511,7 @@ func (s *Snap) Events(repo, prefix string, after uint64, fn func(*Event) error) 
 			}
 		}
 		ev := &Event{Repo: repo, Prefix: prefix, Seq: seqOf(it.Item().Key())}
-		if err := it.Item().Value(func(v []byte) error { return decodeEvent(v, ev) }); err != nil {
+		if err := readEvent(s.txn, it.Item(), ev); err != nil {
 			return fmt.Errorf("store: event %s/%s/%d: %w", repo, prefix, ev.Seq, err)
 		}
 		if err := fn(ev); err != nil {

@@ -47,6 +47,11 @@ type Record struct {
 	Modified     time.Time `json:"mod"` // when rsbridge's copy last changed (lastmod)
 	FirstSeen    time.Time `json:"first"`
 	Seq          uint64    `json:"seq,omitempty"` // last event about this record, 0 if none
+
+	// eventShort: the event at Seq is stored short, the record's identifier
+	// alone, because it says what this state says (Record.createdEvent);
+	// set and cleared by Batch.put only.
+	eventShort bool
 }
 
 // clone is a copy of r that shares nothing with it (nil for nil).
@@ -57,6 +62,22 @@ func (r *Record) clone() *Record {
 	c := *r
 	c.Sets = slices.Clone(r.Sets)
 	return &c
+}
+
+// createdEvent is the event that created the record as this state has it:
+// what a short event (eventShort) stands for.
+func (r *Record) createdEvent() Event {
+	return Event{Seq: r.Seq, Repo: r.Repo, Prefix: r.Prefix, Time: r.Modified, Identifier: r.Identifier,
+		Change: Created, SetsAfter: r.Members(), SHA256: r.SHA256, MD5: r.MD5, Length: r.Length, Datestamp: r.Datestamp}
+}
+
+// sameEvent reports whether ev, just written with r's sequence number and
+// time, says nothing r does not: then it is stored short.
+func (r *Record) sameEvent(ev *Event) bool {
+	want := r.createdEvent()
+	return ev.Change == Created && len(ev.SetsBefore) == 0 && !r.Deleted && ev.Seq == r.Seq &&
+		ev.Identifier == want.Identifier && ev.Time.Equal(want.Time) && slices.Equal(ev.SetsAfter, want.SetsAfter) &&
+		ev.SHA256 == want.SHA256 && ev.MD5 == want.MD5 && ev.Length == want.Length && ev.Datestamp.Equal(want.Datestamp)
 }
 
 // Members is the record's set membership with ancestors expanded; empty when deleted.

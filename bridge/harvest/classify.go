@@ -99,7 +99,8 @@ func classify(old *store.Record, rec *oaipmh.Record, host string, now time.Time)
 		Length:       int64(len(rec.Metadata)),
 		MD5:          hex.EncodeToString(md[:]),
 		SHA256:       hex.EncodeToString(sh[:]),
-		FirstSeen:    now,
+		// Zero: a record first stored now is first seen at its created
+		// event's time (Batch.Apply), which its state then need not repeat.
 	}
 	if old != nil {
 		next.FirstSeen, next.Landing = old.FirstSeen, old.Landing

@@ -56,8 +56,9 @@ func TestClassify(t *testing.T) {
 		want want
 	}{
 		{"new record", nil, rec(a, day(3), "b:c", "a"),
+			// firstSeen zero: the store gives it the created event's time.
 			want{outcome: created, change: store.Created, after: []string{"a", "b", "b:c"}, write: true, bytes: true,
-				firstSeen: now, landing: "https://repo.example/item/1", datestamp: day(3), setsStored: []string{"a", "b:c"}}},
+				landing: "https://repo.example/item/1", datestamp: day(3), setsStored: []string{"a", "b:c"}}},
 		{"first seen deleted: tombstone", nil, del(day(3), "a"),
 			want{outcome: tombstone, write: true, deleted: true, firstSeen: now, datestamp: day(3), setsStored: []string{"a"}}},
 		{"content hash changed", live(a, day(3), "a"), rec(b, day(4), "a"),
