@@ -114,6 +114,42 @@ func (b *bench) bigPage(ctx context.Context, c *http.Client) error {
 		return fmt.Errorf("GET %s: %d %v", page, code, err)
 	}
 	b.table.add("Resource List page", fmt.Sprintf("%d entries, again", len(urlRE.FindAll(body, -1))), ms(d))
+	return b.bigChangeList(ctx, c)
+}
+
+// bigChangeList fetches the largest Change List of the large repository's
+// first harvest (every entry a created event), cold and again.
+func (b *bench) bigChangeList(ctx context.Context, c *http.Client) error {
+	index := b.base + "/big/oai_dc/all/changelist.xml"
+	body, _, code, err := timedGet(ctx, c, index)
+	if err != nil || code != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %v", index, code, err)
+	}
+	var biggest []byte
+	var page string
+	var took time.Duration
+	for _, m := range locRE.FindAllStringSubmatch(string(body), -1) {
+		u := unescape(m[1])
+		if !strings.Contains(u, "/changelist-") {
+			continue
+		}
+		list, d, code, err := timedGet(ctx, c, u)
+		if err != nil || code != http.StatusOK {
+			return fmt.Errorf("GET %s: %d %v", u, code, err)
+		}
+		if len(list) > len(biggest) {
+			biggest, page, took = list, u, d
+		}
+	}
+	if page == "" {
+		return fmt.Errorf("the Change List index of big lists no list")
+	}
+	b.table.add("Change List", fmt.Sprintf("%d entries (the largest of big), cold", len(urlRE.FindAll(biggest, -1))), ms(took))
+	body, d, code, err := timedGet(ctx, c, page)
+	if err != nil || code != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %v", page, code, err)
+	}
+	b.table.add("Change List", fmt.Sprintf("%d entries, again", len(urlRE.FindAll(body, -1))), ms(d))
 	return nil
 }
 

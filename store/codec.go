@@ -271,7 +271,7 @@ func getRecord(txn *badger.Txn, k []byte, r *Record) (bool, error) {
 // the record's state then says. Such an event is stored short, the version
 // eventShort and the identifier, for as long as the state says it
 // (Record.eventShort); the batch that changes the state first writes the
-// event in full (Batch.put). It is read through the state (readEvent). A
+// event in full (Batch.put). It is read through the state (eventReader). A
 // harvest writes fewer bytes into the tree (an event was 113 of a record's
 // ~390 bytes there) and compactions rewrite fewer.
 const (
@@ -341,7 +341,7 @@ func (d *reader) head() (time.Time, string, Change) {
 
 // decodeEvent fills ev's stored fields (not Seq, Repo, Prefix: the key's).
 // A short event fills the identifier alone and reports short: the rest is
-// the state's (readEvent).
+// the state's (eventReader).
 func decodeEvent(b []byte, ev *Event) (short bool, err error) {
 	if len(b) > 0 && b[0] == eventShort {
 		ev.Identifier = string(b[1:])
@@ -364,30 +364,6 @@ func decodeEvent(b []byte, ev *Event) (short bool, err error) {
 	}
 	ev.SHA256, ev.MD5, ev.Length, ev.Datestamp = d.content()
 	return false, d.err
-}
-
-// readEvent reads the event at item (of repo and prefix, sequence number
-// ev.Seq) into ev, a short one through the record state it stands for,
-// which must still say it.
-func readEvent(txn *badger.Txn, item *badger.Item, ev *Event) error {
-	var short bool
-	err := item.Value(func(v []byte) (err error) {
-		short, err = decodeEvent(v, ev)
-		return err
-	})
-	if err != nil || !short {
-		return err
-	}
-	r := &Record{Repo: ev.Repo, Prefix: ev.Prefix, Identifier: ev.Identifier}
-	found, err := getRecord(txn, key('r', ev.Repo, ev.Prefix, ev.Identifier), r)
-	switch {
-	case err != nil:
-		return err
-	case !found || !r.eventShort || r.Seq != ev.Seq:
-		return fmt.Errorf("%w: short event %d of %q, whose record state does not say it", errCorrupt, ev.Seq, ev.Identifier)
-	}
-	*ev = r.createdEvent()
-	return nil
 }
 
 func encodeSetEvent(se *SetEvent) []byte {

@@ -391,8 +391,10 @@ func getEvent(txn *badger.Txn, repo, prefix string, seq uint64) (*Event, error) 
 	if err != nil {
 		return nil, err
 	}
-	ev := &Event{Seq: seq, Repo: repo, Prefix: prefix}
-	return ev, readEvent(txn, it, ev)
+	er := newEventReader(txn, repo, prefix)
+	defer er.Close()
+	ev := &Event{}
+	return ev, er.read(it, seq, ev)
 }
 
 // historyDB is an in-memory store with hourly Change Lists, and a function

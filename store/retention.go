@@ -157,6 +157,8 @@ func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.Write
 	// value is read when the loop reaches it.
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
 	defer it.Close()
+	er := newEventReader(txn, repo, prefix)
+	defer er.Close()
 	var ctr Counter
 	if _, err := getJSON(txn, key('n', repo, prefix), &ctr); err != nil {
 		return 0, err
@@ -168,8 +170,8 @@ func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.Write
 			}
 		}
 		seq := seqOf(it.Item().Key())
-		ev := Event{Repo: repo, Prefix: prefix, Seq: seq}
-		if err := readEvent(txn, it.Item(), &ev); err != nil {
+		var ev Event
+		if err := er.read(it.Item(), seq, &ev); err != nil {
 			return 0, fmt.Errorf("store: change event %s/%s/%d: %w", repo, prefix, seq, err)
 		}
 		if seq >= keep || !ev.Time.Before(cutoff) {

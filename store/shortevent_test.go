@@ -188,6 +188,19 @@ func TestShortEvents(t *testing.T) {
 		t.Fatalf("after pruning (%q left) and updating c: %q, want only the update added", left, got)
 	}
 
+	// Short events whose identifiers go back as well as forth.
+	change(t0.Add(150*time.Minute), "z", Created)
+	change(t0.Add(160*time.Minute), "y", Created)
+	change(t0.Add(170*time.Minute), "zz", Created)
+	got := all()
+	var ids []string
+	for _, e := range got {
+		ids = append(ids, strings.Fields(e)[1])
+	}
+	if !slices.Equal(ids, []string{"f", "c", "z", "y", "zz"}) {
+		t.Fatalf("events after pruning: %q", got)
+	}
+
 	// A short event whose state says another one is corrupt data.
 	change(t0.Add(3*time.Hour), "e", Created)
 	err = db.bdb.Update(func(txn *badger.Txn) error {

@@ -259,10 +259,12 @@ func (s *Snap) setEntries(repo, prefix, set string, first, last uint64, fn func(
 	it := s.txn.NewIterator(o)
 	defer it.Close()
 	var events *badger.Iterator // opened at the first key-only entry
+	er := newEventReader(s.txn, repo, prefix)
 	defer func() {
 		if events != nil {
 			events.Close()
 		}
+		er.Close()
 	}()
 	ep := prefixKey('e', repo, prefix)
 	n := 0
@@ -288,7 +290,7 @@ func (s *Snap) setEntries(repo, prefix, set string, first, last uint64, fn func(
 				events = s.txn.NewIterator(eo)
 				events.Seek(seqKey('e', seq, repo, prefix))
 			}
-			se, err = s.entryOf(events, ep, repo, prefix, set, seq)
+			se, err = entryOf(er, events, ep, set, seq)
 		}
 		if err != nil {
 			return fmt.Errorf("store: change entry %s/%s/%q/%d: %w", repo, prefix, set, seq, err)
@@ -302,12 +304,12 @@ func (s *Snap) setEntries(repo, prefix, set string, first, last uint64, fn func(
 
 // entryOf reads the event seq with it (an iterator over the events, at or
 // before it) and returns it as the set sees it.
-func (s *Snap) entryOf(it *badger.Iterator, ep []byte, repo, prefix, set string, seq uint64) (*SetEvent, error) {
-	if !seekForward(it, ep, seqKey('e', seq, repo, prefix)) {
+func entryOf(er *eventReader, it *badger.Iterator, ep []byte, set string, seq uint64) (*SetEvent, error) {
+	if !seekForward(it, ep, seqKey('e', seq, er.repo, er.prefix)) {
 		return nil, fmt.Errorf("%w: the event it names is missing", errCorrupt)
 	}
-	ev := Event{Repo: repo, Prefix: prefix, Seq: seq}
-	if err := readEvent(s.txn, it.Item(), &ev); err != nil {
+	var ev Event
+	if err := er.read(it.Item(), seq, &ev); err != nil {
 		return nil, err
 	}
 	se := ev.setEvent(set)
@@ -329,6 +331,8 @@ func (s *Snap) allEvents(repo, prefix string, first, last uint64, fn func(*SetEv
 	o.PrefetchSize = 256
 	it := s.txn.NewIterator(o)
 	defer it.Close()
+	er := newEventReader(s.txn, repo, prefix)
+	defer er.Close()
 	from, n := first, 0 // from: the first sequence number not yet given
 	for it.Seek(seqKey('e', first, repo, prefix)); it.ValidForPrefix(p); it.Next() {
 		seq := seqOf(it.Item().Key())
@@ -345,8 +349,8 @@ func (s *Snap) allEvents(repo, prefix string, first, last uint64, fn func(*SetEv
 				return err
 			}
 		}
-		ev := Event{Repo: repo, Prefix: prefix, Seq: seq}
-		if err := readEvent(s.txn, it.Item(), &ev); err != nil {
+		var ev Event
+		if err := er.read(it.Item(), seq, &ev); err != nil {
 			return fmt.Errorf("store: change event %s/%s/%d: %w", repo, prefix, seq, err)
 		}
 		se := ev.setEvent(AllSet)
@@ -503,6 +507,8 @@ func (s *Snap) Events(repo, prefix string, after uint64, fn func(*Event) error) 
 	o.Prefix = p
 	it := s.txn.NewIterator(o)
 	defer it.Close()
+	er := newEventReader(s.txn, repo, prefix)
+	defer er.Close()
 	n := 0
 	for it.Seek(seqKey('e', after+1, repo, prefix)); it.ValidForPrefix(p); it.Next() {
 		if n++; n%1024 == 0 {
@@ -510,8 +516,8 @@ func (s *Snap) Events(repo, prefix string, after uint64, fn func(*Event) error) 
 				return err
 			}
 		}
-		ev := &Event{Repo: repo, Prefix: prefix, Seq: seqOf(it.Item().Key())}
-		if err := readEvent(s.txn, it.Item(), ev); err != nil {
+		ev := &Event{}
+		if err := er.read(it.Item(), seqOf(it.Item().Key()), ev); err != nil {
 			return fmt.Errorf("store: event %s/%s/%d: %w", repo, prefix, ev.Seq, err)
 		}
 		if err := fn(ev); err != nil {
