@@ -17,10 +17,7 @@ func TestEventsPerDay(t *testing.T) {
 	db := openMem(t, func() time.Time { return clock })
 	write := func(changes ...Change) {
 		t.Helper()
-		b, err := db.NewBatch("r", "p")
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := openBatch(t, db, "r", "p")
 		for i, c := range changes {
 			id := fmt.Sprintf("id%d", i)
 			if err := b.Apply(&Record{Identifier: id, Deleted: c == Deleted}, []byte("<x/>"), &Event{Identifier: id, Change: c}); err != nil {
@@ -60,7 +57,7 @@ func TestBackupRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	b, _ := src.NewBatch("r", "p")
+	b := openBatch(t, src, "r", "p")
 	for i := range 500 {
 		id := fmt.Sprintf("oai:x:%04d", i)
 		meta := bytes.Repeat([]byte("<dc>"+id+"</dc>"), 100) // beyond the value threshold: value log
@@ -121,7 +118,7 @@ func TestBackupRestore(t *testing.T) {
 		return nil
 	})
 	// Writes after the restore win over restored versions.
-	b, _ = dst.NewBatch("r", "p")
+	b = openBatch(t, dst, "r", "p")
 	if err := b.Apply(&Record{Identifier: "oai:x:0000", Deleted: true}, nil, &Event{Identifier: "oai:x:0000", Change: Deleted, SetsBefore: []string{"s"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestVersions(t *testing.T) {
 	db := openMem(t, nil)
 	apply := func(meta string, ch Change, deleted bool) {
 		t.Helper()
-		b, _ := db.NewBatch("r", "p")
+		b := openBatch(t, db, "r", "p")
 		rec := &Record{Identifier: "a", Deleted: deleted}
 		var m []byte
 		if !deleted {
@@ -82,7 +82,7 @@ func TestPrune(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	for h := range 5 { // one update of "a" per hour: lists of hours 0..4
 		now = t0.Add(time.Duration(h)*time.Hour + time.Minute)
-		b, _ := db.NewBatch("r", "p")
+		b := openBatch(t, db, "r", "p")
 		content := fmt.Sprint("<x>", h, "</x>")
 		ch := Updated
 		if h == 0 {
@@ -312,11 +312,7 @@ func TestPruneWhileReading(t *testing.T) {
 	db.clLimit, db.clPeriod = 100000, time.Hour
 	const n = 6000 // 12,000 writes to prune: several transactions at this memtable size
 	setNow(t0.Add(10 * time.Minute))
-	b, err := db.NewBatch("r", "p")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Discard)
+	b := openBatch(t, db, "r", "p")
 	for i := range n {
 		id := fmt.Sprint("id-", i)
 		ev := &Event{Identifier: id, Change: Created, SetsAfter: []string{"s"}, SHA256: sha(id), Length: int64(len(id))}
@@ -413,10 +409,7 @@ func historyDB(t *testing.T, t0 time.Time) (*DB, func(at time.Time, id string, c
 // its event (with its sets before and after) and state; at is its datestamp.
 func applyChange(t *testing.T, db *DB, id string, c Change, at time.Time, sets ...string) {
 	t.Helper()
-	b, err := db.NewBatch("r", "p")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openBatch(t, db, "r", "p")
 	content := "<x>" + id + at.String() + "</x>"
 	rec := &Record{Identifier: id, Sets: sets, Deleted: c == Deleted, SHA256: sha(content), Length: int64(len(content)), Datestamp: at}
 	ev := &Event{Identifier: id, Change: c, SetsAfter: rec.Members(), Datestamp: at}

@@ -19,10 +19,7 @@ func BenchmarkChangeListRead(b *testing.B) {
 	defer db.Close()
 	t0 := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < n; {
-		batch, err := db.NewBatch("r", "p")
-		if err != nil {
-			b.Fatal(err)
-		}
+		batch := openBatch(b, db, "r", "p")
 		for end := i + 1000; i < end; i++ {
 			id := fmt.Sprintf("oai:repo.example.ac.jp:%08d", i)
 			content := "<x>" + id + "</x>"

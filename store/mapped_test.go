@@ -24,7 +24,7 @@ func TestMappedLimit(t *testing.T) {
 	// fills between them.
 	meta := func(i int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("<m>%06d</m>", i)), 200) }
 	for part := range 10 {
-		b, _ := db.NewBatch("r", "p")
+		b := openBatch(t, db, "r", "p")
 		for i := part * 200; i < part*200+200; i++ {
 			id := fmt.Sprint("id-", i)
 			if err := b.Apply(&Record{Identifier: id}, meta(i), &Event{Identifier: id, Change: Created}); err != nil {

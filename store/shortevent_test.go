@@ -77,11 +77,7 @@ func TestShortEvents(t *testing.T) {
 	}
 	batch := func(fn func(b *Batch)) {
 		t.Helper()
-		b, err := db.NewBatch("r", "p")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(b.Discard)
+		b := openBatch(t, db, "r", "p")
 		fn(b)
 		if err := b.Commit(); err != nil {
 			t.Fatal(err)

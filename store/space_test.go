@@ -126,7 +126,7 @@ func TestSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	b, _ := db.NewBatch("r", "p")
+	b := openBatch(t, db, "r", "p")
 	for i := range 2000 {
 		id := strings.Repeat("x", 10) + strings.Repeat("y", i%7) + string(rune('a'+i%26)) + fmt.Sprint(i)
 		if err := b.Apply(&Record{Identifier: id}, []byte(strings.Repeat("<x/>", 600)), &Event{Identifier: id, Change: Created}); err != nil {

@@ -66,11 +66,7 @@ func TestExpandSets(t *testing.T) {
 func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	db := openMem(t, func() time.Time { return clock }) // a stuck clock: times must still increase
-	b, err := db.NewBatch("r", "oai_dc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Discard) // a failing check ends the test with the batch open
+	b := openBatch(t, db, "r", "oai_dc")
 	ids := []string{"oai:x:1", "oai:x:dept/論文 2:v1", "oai:x:3"}
 	for _, id := range ids {
 		if r, _ := b.Get(id); r != nil {
@@ -92,8 +88,7 @@ func TestBatchReadYourWritesMembershipAndEvents(t *testing.T) {
 	}
 	// Move one record out of a:b into c, delete another. What Get returns
 	// is the caller's: changing it changes nothing the batch holds.
-	b, _ = db.NewBatch("r", "oai_dc")
-	t.Cleanup(b.Discard)
+	b = openBatch(t, db, "r", "oai_dc")
 	if r, _ := b.Get(ids[0]); r == nil || len(r.Sets) != 1 {
 		t.Fatalf("stored state %+v", r)
 	} else {
@@ -164,7 +159,7 @@ func TestBatchSplitsWhenTooBig(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	b, _ := db.NewBatch("r", "p")
+	b := openBatch(t, db, "r", "p")
 	meta := []byte(strings.Repeat("x", 900)) // below the value threshold, so it counts fully
 	for i := 0; i < 500; i++ {               // ~2 MB, more than one transaction may hold
 		id := fmt.Sprint("id-", i)
@@ -244,7 +239,7 @@ func TestChangeListPolicy(t *testing.T) {
 	db, setNow := clockDB(t, t0, Options{ChangeListLimit: 2, ChangeListPeriod: time.Hour})
 	apply := func(ids ...string) {
 		t.Helper()
-		b, _ := db.NewBatch("r", "p")
+		b := openBatch(t, db, "r", "p")
 		for _, id := range ids {
 			if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
 				t.Fatal(err)
@@ -331,7 +326,7 @@ func TestChangeListPolicy(t *testing.T) {
 func TestListClosesOnlyWhenCommitted(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 59, 59, 0, time.UTC)
 	db, setNow := clockDB(t, t0, Options{ChangeListLimit: 100, ChangeListPeriod: time.Hour})
-	b, _ := db.NewBatch("r", "p")
+	b := openBatch(t, db, "r", "p")
 	if err := b.Apply(&Record{Identifier: "a"}, []byte("<x/>"), &Event{Identifier: "a", Change: Created}); err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +361,7 @@ func TestListClosesOnlyWhenCommitted(t *testing.T) {
 		t.Fatalf("after the commit the list holds the event and is closed: %+v", ls)
 	}
 	// A discarded batch lets the horizon go.
-	b, _ = db.NewBatch("r", "p")
+	b = openBatch(t, db, "r", "p")
 	if err := b.Apply(&Record{Identifier: "b"}, []byte("<x/>"), &Event{Identifier: "b", Change: Created}); err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +384,7 @@ func TestOpenAfterCrashBetweenCreateAndSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := db.NewBatch("r", "p")
+	b := openBatch(t, db, "r", "p")
 	if err := b.Apply(&Record{Identifier: "a"}, []byte("<x/>"), &Event{Identifier: "a", Change: Created}); err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +419,7 @@ func TestChangeListBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	b, _ := db.NewBatch("r", "p")
+	b := openBatch(t, db, "r", "p")
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
 		if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
 			t.Fatal(err)
@@ -468,10 +463,7 @@ func TestHorizonPerCounterAndSuccessors(t *testing.T) {
 	db, setNow := clockDB(t, t0, Options{ChangeListLimit: 100, ChangeListPeriod: time.Hour})
 	apply := func(repo, id string) *Batch {
 		t.Helper()
-		b, err := db.NewBatch(repo, "p")
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := openBatch(t, db, repo, "p")
 		if err := b.Apply(&Record{Identifier: id}, []byte("<x/>"), &Event{Identifier: id, Change: Created}); err != nil {
 			t.Fatal(err)
 		}
@@ -548,7 +540,7 @@ func TestSetResources(t *testing.T) {
 	}
 	write := func(round int) {
 		t.Helper()
-		b, _ := db.NewBatch("r", "p")
+		b := openBatch(t, db, "r", "p")
 		for i := range n {
 			old, _ := b.Get(id(i))
 			rec := &Record{Identifier: id(i), Sets: setsOf(i, round), Length: int64(1000*round + i), Deleted: round == 1 && i%11 == 0}
@@ -639,4 +631,16 @@ func TestUpdatesTakeTurns(t *testing.T) {
 	if len(ri.AdminEmails) != n {
 		t.Errorf("%d of %d updates kept", len(ri.AdminEmails), n)
 	}
+}
+
+// openBatch starts a batch that the test's end discards, so a failing check
+// does not leave it open (Close would wait for it until the test timed out).
+func openBatch(t testing.TB, db *DB, repo, prefix string) *Batch {
+	t.Helper()
+	b, err := db.NewBatch(repo, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Discard)
+	return b
 }
