@@ -306,10 +306,11 @@ func btoi(v bool) int64 {
 }
 
 // appendEvent assigns the event the next sequence number and a detection time strictly
-// after the previous event's (microsecond steps), and stages (Apply stages the
-// event itself) its entry in each resource set it concerns (all records, and every set it joins, stays in or
-// leaves) and those sets' Change List catalog. Until the transaction commits,
-// the event holds the store's horizon at its time (horizon.go).
+// after the previous event's (microsecond steps), and stages its entry in each
+// resource set it concerns (all records, and every set it joins, stays in or
+// leaves) and those sets' Change List catalog; Apply stages the event itself.
+// Until the transaction commits, the event holds the store's horizon at its
+// time (horizon.go).
 func (b *Batch) appendEvent(ev *Event) error {
 	now := b.db.horizon.stamp(b, b.ctr.LastTime)
 	b.ctr.Seq++
