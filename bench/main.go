@@ -538,25 +538,28 @@ func (b *bench) harvest(ctx context.Context) error {
 
 var endedRE = regexp.MustCompile(`"ended": "([^"]+)"`)
 
-// profile takes a 20-second CPU profile of rsbridge early in the harvest
-// and another, with a heap profile, at 80 % of the records, into the work
-// directory.
+// profile takes CPU profiles of rsbridge into the work directory: of the
+// first 7 seconds (about the first 200,000 records, the window the end is
+// compared with), of 20 seconds from 20 s, and of 20 seconds, with a heap
+// profile, at 80 % of the records.
 func (b *bench) profile(ctx context.Context, at time.Duration, records float64) {
-	name := ""
+	name, seconds := "", 20
 	switch {
-	case at >= 20*time.Second && b.profiled == 0:
+	case b.profiled == 0: // the first 200,000 records take about 7 s
+		name, seconds = "cpu-first.pprof", 7
+	case at >= 20*time.Second && b.profiled == 1:
 		name = "cpu-start.pprof"
-	case records >= 0.8*2*float64(b.total()) && b.profiled == 1:
+	case records >= 0.8*2*float64(b.total()) && b.profiled == 2:
 		name = "cpu-end.pprof"
 	default:
 		return
 	}
 	b.profiled++
 	path := filepath.Join(b.o.dir, name)
-	if b.profiled == 2 { // and what the heap holds then
+	if b.profiled == 3 { // and what the heap holds then
 		b.wg.Go(func() { b.save(ctx, "/debug/pprof/heap", filepath.Join(b.o.dir, "heap-end.pprof")) })
 	}
-	b.wg.Go(func() { b.save(ctx, "/debug/pprof/profile?seconds=20", path) })
+	b.wg.Go(func() { b.save(ctx, fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), path) })
 }
 
 // save writes what the debug listener answers at path to file.

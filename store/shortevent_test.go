@@ -242,3 +242,45 @@ func TestRecordFirstSeenIsModified(t *testing.T) {
 		t.Errorf("state sizes %v: the first seen time, the same as modified, was written", size)
 	}
 }
+
+// TestEventReaderIterator: the states of short events read by the
+// iterator (after the point lookups) are the same as by point lookups,
+// whichever way the identifiers go.
+func TestEventReaderIterator(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	db, change := historyDB(t, t0)
+	ids := []string{"m", "n", "a", "z", "b", "c", "y", "d", "zz", "e"}
+	for i, id := range ids {
+		change(t0.Add(time.Duration(i)*time.Minute), id, Created, "s")
+	}
+	read := func(points int) []string {
+		t.Helper()
+		var out []string
+		err := db.bdb.View(func(txn *badger.Txn) error {
+			er := newEventReader(txn, "r", "p")
+			er.points = points
+			defer er.Close()
+			p := prefixKey('e', "r", "p")
+			return scan(txn, p, true, func(k, _ []byte) error {
+				it, err := txn.Get(k)
+				if err != nil {
+					return err
+				}
+				var ev Event
+				if err := er.read(it, seqOf(k), &ev); err != nil {
+					return err
+				}
+				out = append(out, fmt.Sprintf("%d %s %s %v %.8s", ev.Seq, ev.Identifier, ev.Time.Format("15:04:05.000000"), ev.SetsAfter, ev.SHA256))
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatalf("points %d: %v", points, err)
+		}
+		return out
+	}
+	byPoint, byIterator, mixed := read(len(ids)), read(0), read(3)
+	if len(byPoint) != len(ids) || !slices.Equal(byPoint, byIterator) || !slices.Equal(byPoint, mixed) {
+		t.Fatalf("by point lookups\n%q\nby the iterator\n%q\nmixed\n%q", byPoint, byIterator, mixed)
+	}
+}
