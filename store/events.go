@@ -9,26 +9,19 @@ import (
 
 // eventReader reads the change events of one repository and format in a
 // transaction, a short one (codec.go) through the record state it stands
-// for. The first few states are point lookups (Badger's filters skip most
-// tables, where a new iterator's seek visits every one: the notifier reads
-// a few events after each commit); after those, an iterator of its own walks
-// forward when the identifiers follow each other, as a first harvest's
-// mostly do, and seeks otherwise (a point lookup an event made a cold
-// 50,000-entry Change List take twice as long). Close it when done.
+// for. The states are read by an iterator of its own that walks forward
+// when the identifiers follow each other, as a first harvest's mostly do,
+// and seeks otherwise: a point lookup an event made a cold 50,000-entry
+// Change List take twice as long. Close it when done.
 type eventReader struct {
 	txn          *badger.Txn
 	repo, prefix string
 	rp, want     []byte
-	points       int              // point lookups left before the iterator
-	states       *badger.Iterator // opened after them
+	states       *badger.Iterator // opened at the first short event
 }
 
-// eventPointReads is how many states an eventReader looks up one by one
-// before it opens an iterator.
-const eventPointReads = 64
-
 func newEventReader(txn *badger.Txn, repo, prefix string) *eventReader {
-	return &eventReader{txn: txn, repo: repo, prefix: prefix, rp: prefixKey('r', repo, prefix), points: eventPointReads}
+	return &eventReader{txn: txn, repo: repo, prefix: prefix, rp: prefixKey('r', repo, prefix)}
 }
 
 // Close closes the states' iterator.
@@ -63,15 +56,6 @@ func (er *eventReader) read(item *badger.Item, seq uint64, ev *Event) error {
 // state reads the record state of id, or nil.
 func (er *eventReader) state(id string) (*Record, error) {
 	er.want = append(append(er.want[:0], er.rp...), id...)
-	if er.points > 0 {
-		er.points--
-		r := &Record{Repo: er.repo, Prefix: er.prefix, Identifier: id}
-		found, err := getRecord(er.txn, er.want, r)
-		if err != nil || !found {
-			return nil, wrapKey(err, er.repo, er.prefix, id)
-		}
-		return r, nil
-	}
 	switch {
 	case er.states == nil:
 		o := badger.DefaultIteratorOptions

@@ -176,14 +176,10 @@ func (k *checking) commit(ctx context.Context, ids []string) error {
 	metas := make([][]byte, len(ids))
 	err := k.h.db.View(ctx, func(snap *store.Snap) error {
 		for i, id := range ids {
-			rec, err := snap.Record(k.h.repo.Name, k.c.Prefix, id)
-			if err != nil {
+			// The metadata is stored exactly while the record is live.
+			var err error
+			if metas[i], err = snap.Metadata(k.h.repo.Name, k.c.Prefix, id); err != nil {
 				return err
-			}
-			if rec != nil && !rec.Deleted {
-				if metas[i], err = snap.Metadata(k.h.repo.Name, k.c.Prefix, id); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
