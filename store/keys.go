@@ -14,7 +14,7 @@ import (
 //	r/repo·prefix·id          record state (binary, codec.go)
 //	d/repo·prefix·id          metadata bytes of a live record
 //	m/repo·prefix·set·id      membership of a live record in a set (ancestors expanded)
-//	e/repo·prefix·seq         change event (JSON), seq 8 bytes big-endian
+//	e/repo·prefix·seq         change event (binary, codec.go; a created one the state says: its identifier alone), seq 8 bytes big-endian
 //	x/repo·prefix·set·seq     a set's change entry: empty (the event at seq, as the set sees it) or, once Prune removed that event, the entry in full (binary, codec.go); none for the all-records set, whose entries are the events
 //	l/repo·prefix·set·listID  Change List catalog entry
 //	L/repo·prefix·set         ID of the set's newest Change List
