@@ -168,6 +168,23 @@ func (m *MirrorDB) Resources(ctx context.Context, set string, fn func(*MirrorRes
 	})
 }
 
+// Sets lists the resource sets (Capability List URLs) the state knows,
+// whether or not the current run has them.
+func (m *MirrorDB) Sets(ctx context.Context) ([]string, error) {
+	var sets []string
+	prefix := key('s', "")
+	err := m.db.View(func(txn *badger.Txn) error {
+		return scan(txn, prefix, false, func(k, _ []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			sets = append(sets, string(k[len(prefix):]))
+			return nil
+		})
+	})
+	return sets, err
+}
+
 // MirrorBatch collects the state of one batch of files; Commit writes it
 // at once.
 type MirrorBatch struct {

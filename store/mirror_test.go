@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -90,5 +91,14 @@ func TestMirrorState(t *testing.T) {
 	l, _ := m.Log()
 	if !s.BaselineAt.Equal(now) || !s.Lists["http://s/cl1"].Equal(now) || l.Bytes != 120 {
 		t.Errorf("after reopening: set %+v, log %+v", s, l)
+	}
+	// Sets are those with a progress record (set2 has resources alone).
+	b = m.Batch()
+	b.PutSet("http://s/x/capabilitylist.xml", MirrorSet{})
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if sets, err := m.Sets(context.Background()); err != nil || !slices.Equal(sets, []string{"http://s/x/capabilitylist.xml", "set1"}) {
+		t.Errorf("Sets: %q %v, want the two with progress, in order", sets, err)
 	}
 }

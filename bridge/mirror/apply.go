@@ -151,7 +151,7 @@ func (r *setRun) write(w want, rd io.Reader, from string) got {
 	if w.hasLength {
 		limit = w.length
 	}
-	f, err := r.m.sink.create(rel, limit)
+	f, err := r.m.sink.create(w.uri, rel, limit)
 	if err != nil {
 		g.err = err
 		return g
@@ -222,6 +222,7 @@ func (r *setRun) record(g got) error {
 	if err := r.batch.PutResource(r.set.CapabilityList, res); err != nil {
 		return err
 	}
+	r.m.sink.ahead.inBatch(g.rel)
 	if err := r.m.sink.note(logLine{Change: change, URI: g.w.uri, Path: g.rel, MD5: g.md5, SHA256: g.sha, Length: g.n, Time: now, From: g.from}); err != nil {
 		return err
 	}
@@ -267,6 +268,9 @@ func (r *setRun) commit() error {
 	}
 	r.pending = 0
 	if err := r.batch.Commit(); err != nil {
+		return err
+	}
+	if err := r.m.sink.ahead.committed(); err != nil {
 		return err
 	}
 	r.m.runHook(r.m.sink.takeBatch())

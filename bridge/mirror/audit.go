@@ -50,6 +50,9 @@ func (m *Mirror) Audit(ctx context.Context, start string, repair bool) (AuditRep
 		return rep, err
 	}
 	m.sets = sets
+	if err := m.recoverAhead(ctx); err != nil {
+		return rep, fmt.Errorf("mending the copy after a run that died: %w", err)
+	}
 	for _, s := range sets {
 		if s.ResourceList == "" {
 			m.quirk(s.CapabilityList, "no Resource List: this set cannot be audited")

@@ -214,7 +214,7 @@ func (r *setRun) deleteAll(ctx context.Context, ws []want) error {
 		if shared, err := r.heldElsewhere(w.uri); err != nil {
 			return err
 		} else if !shared {
-			if err := r.m.sink.remove(cur.Path); err != nil {
+			if err := r.m.sink.removeFor(w.uri, cur.Path); err != nil {
 				return err
 			}
 		}
@@ -224,6 +224,7 @@ func (r *setRun) deleteAll(ctx context.Context, ws []want) error {
 		if err := r.batch.PutResource(r.set.CapabilityList, &gone); err != nil {
 			return err
 		}
+		r.m.sink.ahead.inBatch(cur.Path)
 		if err := r.m.sink.note(logLine{Change: "deleted", URI: w.uri, Path: cur.Path, Time: now, From: "change"}); err != nil {
 			return err
 		}

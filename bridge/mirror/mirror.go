@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -120,7 +121,7 @@ func New(stateDir string, o Options) (*Mirror, error) {
 		st.Close()
 		return nil, err
 	}
-	sk, err := openSink(o.Dir, o.Log, committed.Bytes)
+	sk, err := openSink(o.Dir, o.Log, committed.Bytes, filepath.Join(stateDir, aheadName))
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("mirror: %w", err)
@@ -177,6 +178,9 @@ func (m *Mirror) Run(ctx context.Context, start string) error {
 		return err
 	}
 	m.sets = sets
+	if err := m.recoverAhead(ctx); err != nil {
+		return fmt.Errorf("mending the copy after a run that died: %w", err)
+	}
 	var errs []error
 	for _, s := range sets {
 		if err := m.runSet(ctx, s); err != nil {

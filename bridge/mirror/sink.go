@@ -71,15 +71,17 @@ type sink struct {
 	log     *os.File
 	logBuf  *bufio.Writer
 	logLen  int64    // bytes written, committed or not
+	ahead   *ahead   // paths changed ahead of the state
 	hooked  bool     // a hook wants each batch's lines
 	batch   []byte   // the lines noted since the last batch, for the hook
 	dirs    sync.Map // directories known to exist: one stat fewer per file
 }
 
-// openSink opens the copy at dir and its change log, cut back to the
-// length the state committed (a crash may have left lines of a batch that
-// did not commit; the batch is redone).
-func openSink(dir, logPath string, committed int64) (*sink, error) {
+// openSink opens the copy at dir, its change log, cut back to the length
+// the state committed (a crash may have left lines of a batch that did
+// not commit; the batch is redone), and the journal of files ahead of the
+// state (aheadPath; see ahead.go).
+func openSink(dir, logPath string, committed int64, aheadPath string) (*sink, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -90,20 +92,25 @@ func openSink(dir, logPath string, committed int64) (*sink, error) {
 	if err := os.Mkdir(filepath.Join(dir, tmpDir), 0o755); err != nil {
 		return nil, err
 	}
-	s := &sink{dir: dir, logPath: logPath}
+	a, err := openAhead(aheadPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{dir: dir, logPath: logPath, ahead: a}
 	if logPath == "" {
 		return s, nil
 	}
 	f, err := os.OpenFile(logPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil {
+		if err = f.Truncate(committed); err == nil {
+			_, err = f.Seek(committed, io.SeekStart)
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
-		return nil, err
-	}
-	if err := f.Truncate(committed); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.Seek(committed, io.SeekStart); err != nil {
-		f.Close()
+		a.close()
 		return nil, err
 	}
 	s.log, s.logBuf, s.logLen = f, bufio.NewWriter(f), committed
@@ -180,16 +187,18 @@ func syncFS(dir string) error {
 }
 
 func (s *sink) close() error {
+	err := s.ahead.close()
 	if s.log == nil {
-		return nil
+		return err
 	}
-	return errors.Join(s.logBuf.Flush(), s.log.Close())
+	return errors.Join(err, s.logBuf.Flush(), s.log.Close())
 }
 
 // file is a resource being written: a temporary file beside its place,
 // hashed as it is written.
 type file struct {
 	sink   *sink
+	uri    string
 	rel    string
 	tmp    *os.File
 	md5    hash.Hash
@@ -204,8 +213,9 @@ type file struct {
 // name starting with "." is one rsync.SafeName never gives a resource.
 const tmpDir = ".rsbridge-tmp"
 
-// create starts the file of a resource; maxLen bounds what it may hold.
-func (s *sink) create(rel string, maxLen int64) (*file, error) {
+// create starts the file of a resource (uri's, at rel); maxLen bounds
+// what it may hold.
+func (s *sink) create(uri, rel string, maxLen int64) (*file, error) {
 	final := filepath.Join(s.dir, rel)
 	if parent := filepath.Dir(final); !s.known(parent) {
 		if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -217,7 +227,7 @@ func (s *sink) create(rel string, maxLen int64) (*file, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &file{sink: s, rel: rel, tmp: tmp, md5: md5.New(), sha: sha256.New(), maxLen: maxLen}, nil
+	return &file{sink: s, uri: uri, rel: rel, tmp: tmp, md5: md5.New(), sha: sha256.New(), maxLen: maxLen}, nil
 }
 
 func (s *sink) known(dir string) bool { _, ok := s.dirs.Load(dir); return ok }
@@ -245,12 +255,16 @@ func (f *file) abandon() {
 	os.Remove(f.tmp.Name())
 }
 
-// commit renames the file into place and gives it its time. It is not
-// synced here: the batch syncs the copy's file system once before the
-// state commits (sink.sync), one call instead of one per file.
+// commit renames the file into place, noted first in the journal of files
+// ahead of the state, and gives it its time. It is not synced here: the
+// batch syncs the copy's file system once before the state commits
+// (sink.flush), one call instead of one per file.
 func (f *file) commit(modified time.Time) error {
 	err := f.tmp.Close()
 	final := filepath.Join(f.sink.dir, f.rel)
+	if err == nil {
+		err = f.sink.ahead.touch(f.uri, f.rel)
+	}
 	if err == nil {
 		err = os.Rename(f.tmp.Name(), final)
 	}
@@ -264,11 +278,21 @@ func (f *file) commit(modified time.Time) error {
 	return nil
 }
 
-// remove deletes a resource's file; one already gone is not an error.
+// remove deletes a file; one already gone is not an error. A resource's
+// file is noted in the journal first (removeFor).
 func (s *sink) remove(rel string) error {
 	err := os.Remove(filepath.Join(s.dir, rel))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	return err
+}
+
+// removeFor deletes the file of a resource (uri's, at rel), noted first in
+// the journal of files ahead of the state.
+func (s *sink) removeFor(uri, rel string) error {
+	if err := s.ahead.touch(uri, rel); err != nil {
+		return err
+	}
+	return s.remove(rel)
 }

@@ -1,0 +1,203 @@
+package mirror
+
+import (
+	"context"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestMirrorMendsFilesAheadOfState: a process dies between renaming files
+// into place (or removing them) and committing the batch that records
+// them. The next run mends what redoing the batch cannot: the file of a
+// record added, then deleted, which the state never knew; and the file of a
+// record removed for its deletion, then restored with the same bytes, which
+// the state still says the copy holds.
+func TestMirrorMendsFilesAheadOfState(t *testing.T) {
+	s := newRsbridge(t, 40)
+	dir, state := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	open := func() *Mirror {
+		m, err := New(state, Options{Dir: dir, Delete: true, Now: s.clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := open()
+	mustRun(t, m, s)
+	m.Close()
+
+	// At the source: x is added; y is deleted.
+	at := s.clk.Add(time.Minute)
+	x := s.up.Add(at)
+	const y = 3
+	s.up.Delete(y, at)
+	s.clk.Add(time.Minute)
+	s.harvest()
+	xURI, yURI := s.resourceURL(s.up.Identifier(x)), s.resourceURL(s.up.Identifier(y))
+	xRel, _ := Path(xURI)
+	yRel, _ := Path(yURI)
+
+	// A run applies those changes as far as the disk, and dies: x's file in
+	// place, y's removed, neither batch committed.
+	m = open()
+	resp, err := http.Get(xURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	f, err := m.sink.create(xURI, xRel, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(body)
+	if err := f.commit(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.sink.removeFor(yURI, yRel); err != nil {
+		t.Fatal(err)
+	}
+	m.sink.close() // the state is left as it was: nothing committed
+	m.state.Close()
+
+	// Meanwhile x is deleted, and y comes back as it was.
+	at = s.clk.Add(time.Minute)
+	s.up.Delete(x, at)
+	s.up.Restore(y, at)
+	s.clk.Add(time.Minute)
+	s.harvest()
+
+	m = open()
+	defer m.Close()
+	if left := m.sink.ahead.left(); len(left) != 2 {
+		t.Fatalf("the journal names %v; want x's and y's paths", left)
+	}
+	if err := m.Run(ctx, s.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	s.checkCopy(dir)
+	if _, err := os.Stat(filepath.Join(dir, xRel)); err == nil {
+		t.Errorf("x's file, which no state held, is still there")
+	}
+	if _, err := os.Stat(filepath.Join(dir, yRel)); err != nil {
+		t.Errorf("y's file is not back: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(state, aheadName)); err != nil || fi.Size() != 0 {
+		t.Errorf("after a whole run the journal is %v (%v); want it empty", fi, err)
+	}
+}
+
+// TestAheadJournal: the journal keeps what no committed batch recorded,
+// across a rewrite and a reopening.
+func TestAheadJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), aheadName)
+	a, err := openAhead(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"h/a", "h/b", "h/c"} {
+		if err := a.touch("http://"+p, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.inBatch("h/a")
+	a.inBatch("h/b")
+	a.inBatch("h/zz") // not touched: no effect
+	if err := a.committed(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.touch("http://h/d", "h/d"); err != nil {
+		t.Fatal(err)
+	}
+	a.close() // dies here
+
+	b, err := openAhead(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	got := map[string]string{}
+	for _, e := range b.left() {
+		got[e.Path] = e.URI
+	}
+	if len(got) != 2 || got["h/c"] != "http://h/c" || got["h/d"] != "http://h/d" {
+		t.Errorf("after reopening the journal names %v; want h/c and h/d", got)
+	}
+	// A batch that commits before recovery keeps them.
+	if err := b.committed(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.recovered(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+		t.Errorf("recovered: journal %v (%v), want empty", fi, err)
+	}
+	// A torn last line (the kill came mid-write, before its rename) is
+	// ignored.
+	os.WriteFile(path, []byte(`{"uri":"http://h/e","path":"h/e"}`+"\n"+`{"uri":"http://h/f","pa`), 0o644)
+	c, err := openAhead(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if left := c.left(); len(left) != 1 || left[0].Path != "h/e" {
+		t.Errorf("with a torn line: %v, want h/e alone", left)
+	}
+}
+
+// TestMirrorMendsAcrossSetsLeftOut: a path the journal names that a set
+// left out of the run (-sets) holds is that set's file, and stays.
+func TestMirrorMendsAcrossSetsLeftOut(t *testing.T) {
+	s := newRsbridgeSets(t, 30, 3)
+	dir, state := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	m, err := New(state, Options{Dir: dir, Delete: true, Now: s.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, m, s)
+	uri := s.resourceURL(s.up.Identifier(0))
+	rel, _ := Path(uri)
+	// The sets that do not hold it; the run below takes one of them alone.
+	sets, err := m.state.Sets(ctx)
+	if err != nil || len(sets) < 3 {
+		t.Fatalf("the state knows sets %v (%v); want the all-records set and the OAI sets", sets, err)
+	}
+	other := ""
+	for _, set := range sets {
+		if cur, _ := m.state.Resource(set, uri); cur == nil {
+			other = set
+		}
+	}
+	if other == "" {
+		t.Fatalf("every set holds %s", uri)
+	}
+	// A run died after noting the path (say, about to rewrite it).
+	if err := m.sink.ahead.touch(uri, rel); err != nil {
+		t.Fatal(err)
+	}
+	m.sink.close()
+	m.state.Close()
+
+	u, _ := neturl.Parse(other)
+	m, err = New(state, Options{Dir: dir, Delete: true, Now: s.clk.Now, Sets: []string{u.Path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	mustRun(t, m, s)
+	if c := m.Counts(); c.Sets != 1 {
+		t.Fatalf("the run took %d sets, want the one -sets names", c.Sets)
+	}
+	if _, err := os.Stat(filepath.Join(dir, rel)); err != nil {
+		t.Errorf("the file of %s, which sets left out of the run hold, went: %v", uri, err)
+	}
+	s.checkCopy(dir)
+}
