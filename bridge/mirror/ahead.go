@@ -41,6 +41,11 @@ import (
 // journal is for. After a power loss the file system may keep a rename
 // and lose the line; an audit (-audit) does not find a file the state never
 // knew either.
+//
+// A resource marked deleted this way has its file removed too (when the
+// bytes differ) and a "deleted" line in the change log (from "mended"), so
+// the log, the state and the disk agree; the redone change then logs it
+// created again.
 
 // aheadName is the journal's file in the state's directory.
 const aheadName = "ahead.jsonl"
@@ -253,6 +258,12 @@ func (m *Mirror) recoverAhead(ctx context.Context) error {
 		if ok {
 			continue
 		}
+		// Missing, or bytes the state does not describe: the copy no longer
+		// has what the state says, so the state, the disk and the change log
+		// all say it is gone, and the redone change brings it back.
+		if err := m.sink.remove(e.Path); err != nil {
+			return fmt.Errorf("removing %s, a file the state does not describe: %w", e.Path, err)
+		}
 		now := m.now().UTC()
 		for _, h := range holders {
 			gone := *h.res
@@ -261,14 +272,26 @@ func (m *Mirror) recoverAhead(ctx context.Context) error {
 				return err
 			}
 		}
+		if err := m.sink.note(logLine{Change: "deleted", URI: e.URI, Path: e.Path, Time: now, From: "mended"}); err != nil {
+			return err
+		}
 		forgotten++
 	}
-	if _, err := m.sink.flush(); err != nil { // the removals, before the journal forgets them
+	// The removals and the log's lines are durable before the state
+	// commits, and the journal forgets them after.
+	n, err := m.sink.flush()
+	if err != nil {
 		return err
+	}
+	if m.opts.Log != "" {
+		if err := b.PutLog(store.MirrorLog{Bytes: n}); err != nil {
+			return err
+		}
 	}
 	if err := b.Commit(); err != nil {
 		return err
 	}
+	m.runHook(m.sink.takeBatch())
 	m.log.Info("a run that died or ended early left files ahead of the state; mended", "paths", len(es),
 		"removed_unknown", removed, "marked_for_fetching_again", forgotten)
 	return m.sink.ahead.recovered()

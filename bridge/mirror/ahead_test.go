@@ -2,11 +2,14 @@ package mirror
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,9 +23,10 @@ import (
 func TestMirrorMendsFilesAheadOfState(t *testing.T) {
 	s := newRsbridge(t, 40)
 	dir, state := t.TempDir(), t.TempDir()
+	logPath := filepath.Join(t.TempDir(), "changes.jsonl")
 	ctx := context.Background()
 	open := func() *Mirror {
-		m, err := New(state, Options{Dir: dir, Delete: true, Now: s.clk.Now})
+		m, err := New(state, Options{Dir: dir, Log: logPath, Delete: true, Now: s.clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +78,7 @@ func TestMirrorMendsFilesAheadOfState(t *testing.T) {
 	s.harvest()
 
 	m = open()
-	defer m.Close()
+	t.Cleanup(func() { m.Close() }) // the m of the test's end
 	if left := m.sink.ahead.left(); len(left) != 2 {
 		t.Fatalf("the journal names %v; want x's and y's paths", left)
 	}
@@ -90,6 +94,27 @@ func TestMirrorMendsFilesAheadOfState(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(state, aheadName)); err != nil || fi.Size() != 0 {
 		t.Errorf("after a whole run the journal is %v (%v); want it empty", fi, err)
+	}
+	// The change log says y went (mended) and came back, and nothing of x,
+	// which the copy never committed; the lines survive another opening.
+	m.Close()
+	m = open()
+	logged, _ := os.ReadFile(logPath)
+	var ys []string
+	for _, line := range strings.Split(strings.TrimSpace(string(logged)), "\n") {
+		var l logLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("change log line %q: %v", line, err)
+		}
+		switch l.URI {
+		case xURI:
+			t.Errorf("the change log names x, which the copy never committed: %s", line)
+		case yURI:
+			ys = append(ys, l.Change+" "+l.From)
+		}
+	}
+	if !slices.Equal(ys, []string{"created list", "deleted mended", "created change"}) {
+		t.Errorf("the change log's lines of y: %q; want its baseline, the mended deletion, its return", ys)
 	}
 }
 
