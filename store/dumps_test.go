@@ -454,3 +454,60 @@ func setEntryLines(t *testing.T, db *DB, set string) []string {
 	}
 	return out
 }
+
+// TestLastSetEvent: the newest change entry of a set after a sequence
+// number, for an OAI set (x/ entries) and the all-records set (events), or
+// nil when there is none; records of other sets and repositories around it
+// do not count.
+func TestLastSetEvent(t *testing.T) {
+	db, err := Open(policy(Options{InMemory: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, repo := range []string{"q", "r", "s"} {
+		b := openBatch(t, db, repo, "p")
+		for i := range 5 {
+			id := fmt.Sprint("id-", i)
+			sets := []string{"a"}
+			if i%2 == 1 {
+				sets = []string{"b"}
+			}
+			ev := &Event{Identifier: id, Change: Created, SetsAfter: sets, SHA256: sha(id), Length: int64(len(id))}
+			if err := b.Apply(&Record{Identifier: id, Sets: sets, SHA256: sha(id), Length: int64(len(id))}, []byte(id), ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		set   string
+		after uint64
+		want  string // identifier, "" for none
+	}{
+		{AllSet, 0, "id-4"}, {AllSet, 4, "id-4"}, {AllSet, 5, ""},
+		{"a", 0, "id-4"}, {"a", 4, "id-4"}, {"a", 5, ""},
+		{"b", 0, "id-3"}, {"b", 3, "id-3"}, {"b", 4, ""},
+		{"c", 0, ""},
+	}
+	err = db.View(context.Background(), func(s *Snap) error {
+		for _, c := range cases {
+			got, err := s.LastSetEvent("r", "p", c.set, c.after)
+			if err != nil {
+				return err
+			}
+			switch {
+			case c.want == "" && got != nil:
+				t.Errorf("set %q after %d: %+v, want none", c.set, c.after, got)
+			case c.want != "" && (got == nil || got.Identifier != c.want || got.Change != Created):
+				t.Errorf("set %q after %d: %+v, want %s", c.set, c.after, got, c.want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -246,6 +247,41 @@ func (s *Snap) SetEvents(repo, prefix, set string, first, last uint64, fn func(*
 		return s.allEvents(repo, prefix, first, last, fn)
 	}
 	return s.setEntries(repo, prefix, set, first, last, fn)
+}
+
+// LastSetEvent is a resource set's newest change entry after seq after, as
+// SetEvents gives it, or nil when there is none: one seek back, and one
+// entry read.
+func (s *Snap) LastSetEvent(repo, prefix, set string, after uint64) (*SetEvent, error) {
+	newest := s.newestSeq(prefixKey('x', repo, prefix, set))
+	if set == AllSet {
+		newest = max(newest, s.newestSeq(prefixKey('e', repo, prefix)))
+	}
+	if newest <= after {
+		return nil, nil
+	}
+	var last *SetEvent
+	err := s.SetEvents(repo, prefix, set, newest, newest, func(se *SetEvent) error { last = se; return nil })
+	if err == nil && last == nil {
+		err = fmt.Errorf("store: change entry %s/%s/%q/%d: %w: listed, then not read", repo, prefix, set, newest, errCorrupt)
+	}
+	return last, err
+}
+
+// newestSeq is the largest sequence number of the keys under p (keys
+// ending in one), 0 when there are none.
+func (s *Snap) newestSeq(p []byte) uint64 {
+	o := badger.DefaultIteratorOptions
+	o.Prefix, o.Reverse, o.PrefetchValues = p, true, false
+	it := s.txn.NewIterator(o)
+	defer it.Close()
+	// In reverse, Seek finds the largest key at or before its argument: past
+	// every sequence number under p.
+	it.Seek(append(slices.Clone(p), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
+	if !it.ValidForPrefix(p) {
+		return 0
+	}
+	return seqOf(it.Item().Key())
 }
 
 // setEntries reads the per-set change entries (x/) in [first, last]. An

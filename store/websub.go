@@ -72,6 +72,13 @@ type Channel struct {
 	// ChannelLatest; Channel leaves it nil. Stores before that kept it here.
 	Latest     []byte    `json:"latest,omitempty"`
 	LatestTime time.Time `json:"latest_time,omitempty"`
+	// Quiet: the newest pass found no subscriber at the hub, so it moved
+	// the cursor without building a notification (nobody would receive it).
+	// The topic URI builds that notification when asked: the entries in
+	// (QuietAfter, LastSeq], from QuietFrom (the Until before the pass).
+	Quiet      bool      `json:"quiet,omitempty"`
+	QuietAfter uint64    `json:"quiet_after,omitempty"`
+	QuietFrom  time.Time `json:"quiet_from,omitzero"`
 }
 
 func idKey(table byte, id uint64) []byte {

@@ -188,6 +188,12 @@ func (n *Notifier) publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Who listens, as of this pass: a channel nobody subscribes to gets no
+	// notification built (see publishSet).
+	listening, err := n.hub.Listening(ctx)
+	if err != nil {
+		return err
+	}
 	groups := map[string][]source.Set{}
 	var order []string
 	for _, rs := range sets {
@@ -202,7 +208,7 @@ func (n *Notifier) publish(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := n.publishFormat(ctx, k, groups[k]); err != nil {
+		if err := n.publishFormat(ctx, k, groups[k], listening); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -211,7 +217,7 @@ func (n *Notifier) publish(ctx context.Context) error {
 
 // publishFormat publishes the sets of one repository's format, unless
 // nothing happened in it since the last pass that published them all.
-func (n *Notifier) publishFormat(ctx context.Context, k string, sets []source.Set) error {
+func (n *Notifier) publishFormat(ctx context.Context, k string, sets []source.Set, listening func(topic string) bool) error {
 	h := fnv.New64a()
 	for _, rs := range sets {
 		h.Write([]byte(rs.Spec + "\x00"))
@@ -233,7 +239,7 @@ func (n *Notifier) publishFormat(ctx context.Context, k string, sets []source.Se
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := n.publishSet(ctx, rs); err != nil {
+		if err := n.publishSet(ctx, rs, !listening(rs.Topic())); err != nil {
 			errs = append(errs, fmt.Errorf("channel %s: %w", rs.Topic(), err))
 		}
 	}
@@ -250,8 +256,13 @@ func (n *Notifier) publishFormat(ctx context.Context, k string, sets []source.Se
 var errFull = errors.New("notification full")
 
 // publishSet sends the set's changes after its channel's cursor, in
-// notifications of at most max_entries.
-func (n *Notifier) publishSet(ctx context.Context, rs source.Set) error {
+// notifications of at most max_entries. A quiet channel (no subscriber at
+// the embedded hub) gets none built: its cursor moves past the newest
+// change, and the topic URI builds the notification the pass would have
+// sent last when someone asks for it (source.Channel). Building them cost a
+// tenth of a first harvest of 700 repositories, nearly all for channels
+// nobody listened to (docs/benchmarks.md, run W).
+func (n *Notifier) publishSet(ctx context.Context, rs source.Set, quiet bool) error {
 	for {
 		var ch store.Channel
 		var payload bytes.Buffer
@@ -277,6 +288,14 @@ func (n *Notifier) publishSet(ctx context.Context, rs source.Set) error {
 					}
 				}
 				ch.Started, started = n.now().UTC(), true
+				return nil
+			}
+			if quiet {
+				last, err := snap.LastSetEvent(rs.Repo.Name, rs.Prefix, rs.Spec, ch.LastSeq)
+				if err != nil || last == nil {
+					return err
+				}
+				lastSeq, until, count = last.Seq, last.Time, -1
 				return nil
 			}
 			var entries []*store.SetEvent
@@ -313,10 +332,20 @@ func (n *Notifier) publishSet(ctx context.Context, rs source.Set) error {
 		if count == 0 {
 			return nil
 		}
+		if count < 0 { // quiet
+			ch.Quiet, ch.QuietAfter, ch.QuietFrom = true, ch.LastSeq, ch.Until
+			ch.LastSeq, ch.Until, ch.Latest, ch.LatestTime = lastSeq, until, nil, n.now().UTC()
+			if err := n.db.PutChannel(rs.Repo.Name, rs.Prefix, rs.Spec, ch); err != nil {
+				return err
+			}
+			n.log.Debug("no subscriber: change notification not built", "topic", rs.Topic(), "last_seq", lastSeq)
+			return nil
+		}
 		if err := n.hub.Publish(ctx, rs.Topic(), payload.Bytes()); err != nil {
 			return err
 		}
 		ch.LastSeq, ch.Until, ch.Latest, ch.LatestTime = lastSeq, until, payload.Bytes(), n.now().UTC()
+		ch.Quiet, ch.QuietAfter, ch.QuietFrom = false, 0, time.Time{}
 		if err := n.db.PutChannel(rs.Repo.Name, rs.Prefix, rs.Spec, ch); err != nil {
 			return err
 		}

@@ -20,7 +20,11 @@ import (
 // TestPublishSet: a new channel starts at the changes already listed, then
 // every later change is notified once, in order, in notifications of at
 // most max_entries whose intervals follow one another; the channel keeps
-// the latest one. No HTTP: the hub has no subscribers.
+// the latest one. Two sources harvest the same upstream at the same times:
+// one channel has a subscriber (stored, never called: the hub is not
+// started), the other none, and is quiet: its cursor moves the same, no
+// notification is built, and its topic document, built when asked, is the
+// listened one's byte for byte.
 func TestPublishSet(t *testing.T) {
 	clk := oaiserver.NewClock(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
 	up := oaiserver.New(oaiserver.Options{Records: 10, PageSize: 5, Now: clk.Now})
@@ -31,41 +35,88 @@ func TestPublishSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(store.Options{InMemory: true, Now: clk.Now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
+	type side struct {
+		db  *store.DB
+		h   *harvest.Harvester
+		src *source.Source
+		n   *Notifier
+	}
+	var sides [2]side // 0 listened, 1 quiet
+	for i := range sides {
+		db, err := store.Open(store.Options{InMemory: true, Now: clk.Now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := source.New(cfg, db)
+		n, err := New(src, db, Options{Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sides[i] = side{db, h, src, n}
+	}
+	rs := sides[0].src.All(cfg.Repositories[0], "oai_dc")
+	if err := sides[0].db.PutSubscription(store.Subscription{Topic: rs.Topic(), Callback: "http://127.0.0.1:9/cb",
+		Lease: 86400, Expires: clk.Now().Add(24 * time.Hour), Created: clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	run := func() {
 		t.Helper()
-		if _, err := h.Harvest(ctx, harvest.HarvestOptions{}); err != nil {
+		for _, sd := range sides {
+			if _, err := sd.h.Harvest(ctx, harvest.HarvestOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	publish := func() {
+		t.Helper()
+		for _, sd := range sides {
+			sd.n.Publish(ctx)
+			if err := sd.n.LastError(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	channel := func(i int) store.Channel {
+		var ch store.Channel
+		sides[i].db.View(ctx, func(snap *store.Snap) error { ch, err = snap.ChannelLatest("demo", "oai_dc", store.AllSet); return err })
+		return ch
+	}
+	topicDoc := func(i int) []byte {
+		var b bytes.Buffer
+		err := sides[i].db.View(ctx, func(snap *store.Snap) error {
+			d, err := sides[i].src.Channel(snap, rs)
+			if err != nil {
+				return err
+			}
+			return d.Write(&b)
+		})
+		if err != nil {
 			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	same := func(when string) {
+		t.Helper()
+		l, q := channel(0), channel(1)
+		if l.LastSeq != q.LastSeq || !l.Until.Equal(q.Until) {
+			t.Errorf("%s: the quiet channel is at %d, %v; the listened one at %d, %v", when, q.LastSeq, q.Until, l.LastSeq, l.Until)
+		}
+		if a, b := topicDoc(0), topicDoc(1); !bytes.Equal(a, b) {
+			t.Errorf("%s: the quiet channel's topic document differs from the listened one's:\n%s\n%s", when, b, a)
 		}
 	}
 	run()
-	src := source.New(cfg, db)
-	n, err := New(src, db, Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := src.All(cfg.Repositories[0], "oai_dc")
-	channel := func() store.Channel {
-		var ch store.Channel
-		db.View(ctx, func(snap *store.Snap) error { ch, err = snap.ChannelLatest("demo", "oai_dc", store.AllSet); return err })
-		return ch
-	}
-	n.Publish(ctx)
-	if err := n.LastError(); err != nil {
-		t.Fatal(err)
-	}
-	if ch := channel(); ch.Started.IsZero() || len(ch.Latest) != 0 || ch.LastSeq != 10 {
+	publish()
+	if ch := channel(0); ch.Started.IsZero() || len(ch.Latest) != 0 || ch.LastSeq != 10 {
 		t.Fatalf("new channel: started %v, %d bytes, last seq %d; want started, nothing sent, after the 10 listed changes", ch.Started, len(ch.Latest), ch.LastSeq)
 	}
+	same("a new channel")
 
 	// Seven new records: notifications of 3, 3 and 1; the last one is kept.
 	for range 7 {
@@ -73,11 +124,8 @@ func TestPublishSet(t *testing.T) {
 	}
 	clk.Add(time.Minute)
 	run()
-	n.Publish(ctx)
-	if err := n.LastError(); err != nil {
-		t.Fatal(err)
-	}
-	ch := channel()
+	publish()
+	ch := channel(0)
 	if ch.LastSeq != 17 {
 		t.Fatalf("channel cursor at %d, want 17", ch.LastSeq)
 	}
@@ -91,28 +139,55 @@ func TestPublishSet(t *testing.T) {
 	if e := doc.Entries[0]; e.MD.Change != "created" || !doc.MD.From.Before(doc.MD.Until) && !doc.MD.From.Equal(doc.MD.Until) || e.MD.DateTime.After(doc.MD.Until) {
 		t.Errorf("latest notification: from %v until %v, entry %s at %v", doc.MD.From, doc.MD.Until, e.MD.Change, e.MD.DateTime)
 	}
+	if q := channel(1); !q.Quiet || len(q.Latest) != 0 {
+		t.Errorf("the channel nobody subscribes to: quiet %v, %d bytes stored; want quiet, none", q.Quiet, len(q.Latest))
+	}
+	same("seven changes")
+	// Three more: exactly one notification of max_entries.
+	for range 3 {
+		up.Add(clk.Add(time.Second))
+	}
+	clk.Add(time.Minute)
+	run()
+	publish()
+	same("three changes")
 	// Nothing new: nothing sent.
-	n.Publish(ctx)
-	if again := channel(); again.LastSeq != 17 || !bytes.Equal(again.Latest, ch.Latest) {
+	ch = channel(0)
+	publish()
+	if again := channel(0); again.LastSeq != 20 || !bytes.Equal(again.Latest, ch.Latest) {
 		t.Errorf("a round without changes moved the channel to %d", again.LastSeq)
 	}
+	same("a round without changes")
 	// A pass skips a format with no new event since the last complete pass:
 	// it does not even read its channels (a cursor moved back by hand stays
 	// back). The next change makes the pass read them again.
 	back := ch
-	back.LastSeq, back.Latest = 16, nil
-	if err := db.PutChannel("demo", "oai_dc", store.AllSet, back); err != nil {
+	back.LastSeq, back.Latest = 19, nil
+	if err := sides[0].db.PutChannel("demo", "oai_dc", store.AllSet, back); err != nil {
 		t.Fatal(err)
 	}
-	n.Publish(ctx)
-	if again := channel(); again.LastSeq != 16 {
-		t.Errorf("a pass over a quiet format read its channel: cursor %d, want 16 (left alone)", again.LastSeq)
+	sides[0].n.Publish(ctx)
+	if again := channel(0); again.LastSeq != 19 {
+		t.Errorf("a pass over a quiet format read its channel: cursor %d, want 19 (left alone)", again.LastSeq)
 	}
 	up.Add(clk.Add(time.Second))
 	clk.Add(time.Minute)
 	run()
-	n.Publish(ctx)
-	if again := channel(); again.LastSeq != 18 {
-		t.Errorf("after a change: cursor %d, want 18", again.LastSeq)
+	publish()
+	if again := channel(0); again.LastSeq != 21 {
+		t.Errorf("after a change: cursor %d, want 21", again.LastSeq)
 	}
+	// A subscriber to the quiet channel: the next changes are built and sent.
+	if err := sides[1].db.PutSubscription(store.Subscription{Topic: rs.Topic(), Callback: "http://127.0.0.1:9/cb",
+		Lease: 86400, Expires: clk.Now().Add(24 * time.Hour), Created: clk.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	up.Add(clk.Add(time.Second))
+	clk.Add(time.Minute)
+	run()
+	publish()
+	if q := channel(1); q.Quiet || len(q.Latest) == 0 || q.LastSeq != 22 {
+		t.Errorf("once subscribed: quiet %v, %d bytes, cursor %d; want a notification built and kept, cursor 22", q.Quiet, len(q.Latest), q.LastSeq)
+	}
+	same("both listened")
 }

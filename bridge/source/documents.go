@@ -322,6 +322,9 @@ func (s *Source) Channel(snap *store.Snap, rs Set) (Doc, error) {
 	if err != nil {
 		return Doc{}, err
 	}
+	if ch.Quiet {
+		return s.quietChannel(snap, rs, ch)
+	}
 	body, modified := ch.Latest, ch.LatestTime
 	if len(body) == 0 {
 		ctr, err := snap.Counter(rs.Repo.Name, rs.Prefix)
@@ -338,4 +341,47 @@ func (s *Source) Channel(snap *store.Snap, rs Set) (Doc, error) {
 		body, modified = b.Bytes(), since
 	}
 	return Doc{Modified: modified, Write: func(w io.Writer) error { _, err := w.Write(body); return err }}, nil
+}
+
+// quietChannel is the topic document of a quiet channel (notify.publishSet):
+// the notification its newest pass would have sent last, as it would have
+// sent it. That pass read the entries in (QuietAfter, LastSeq] and sent
+// them max_entries at a time from the first, so the last one holds the
+// remainder; each one's from is the until before it (QuietFrom for the
+// first), or its first change's time when that is earlier. The entries are
+// read again here (a ring of max_entries + 1 of them, whatever the pass
+// held); entries pruned since leave a notification with fewer changes.
+func (s *Source) quietChannel(snap *store.Snap, rs Set, ch store.Channel) (Doc, error) {
+	m := max(s.cfg.Notification.MaxEntries, 1)
+	ring := make([]*store.SetEvent, m+1)
+	count := 0
+	err := snap.SetEvents(rs.Repo.Name, rs.Prefix, rs.Spec, ch.QuietAfter+1, ch.LastSeq, func(ev *store.SetEvent) error {
+		ring[count%len(ring)] = ev
+		count++
+		return nil
+	})
+	if err != nil {
+		return Doc{}, err
+	}
+	from, until := ch.QuietFrom, ch.Until
+	var last []*store.SetEvent
+	if count > 0 {
+		n := count - (count-1)/m*m // the last notification's changes
+		for i := count - n; i < count; i++ {
+			last = append(last, ring[i%len(ring)])
+		}
+		if count > n {
+			from = ring[(count-n-1)%len(ring)].Time // the previous one's until
+		}
+		if from.IsZero() || from.After(last[0].Time) {
+			from = last[0].Time
+		}
+		until = last[len(last)-1].Time
+	}
+	var b bytes.Buffer
+	if err := s.Notification(&b, rs, from, until, last); err != nil {
+		return Doc{}, err
+	}
+	body := b.Bytes()
+	return Doc{Modified: ch.LatestTime, Write: func(w io.Writer) error { _, err := w.Write(body); return err }}, nil
 }

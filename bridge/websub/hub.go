@@ -136,6 +136,10 @@ type Hub struct {
 	busy    int               // deliveries in flight
 	pending int               // deliveries queued, in flight included
 
+	// verifyingTopics counts the subscription requests being verified, per
+	// topic (Listening).
+	verifyingTopics map[string]int
+
 	wake      chan struct{} // nudges the dispatcher (capacity 1)
 	verifying chan struct{} // semaphore of verifications
 
@@ -378,6 +382,55 @@ func (h *Hub) Stats() Stats {
 		h.log.Warn("stats: cannot read subscriptions", "err", err)
 	}
 	return st
+}
+
+// Listening says, for the topics of this source, whether a notification
+// would reach anyone: through an external hub always (it knows its
+// subscribers, this source does not); through this hub, when the topic has
+// a live subscription or a subscription request being verified (its
+// subscriber reads the Change Lists after asking, and must not miss what is
+// notified in between). The answer is as of the call.
+func (h *Hub) Listening(ctx context.Context) (func(topic string) bool, error) {
+	if h.o.ExternalHub != "" {
+		return func(string) bool { return true }, nil
+	}
+	topics := map[string]bool{}
+	// Requests first: one verified meanwhile is counted here until its
+	// subscription is stored, then read below.
+	h.mu.Lock()
+	for t := range h.verifyingTopics {
+		topics[t] = true
+	}
+	h.mu.Unlock()
+	now := h.now()
+	err := h.db.View(ctx, func(s *store.Snap) error {
+		return s.Subscriptions("", func(sub store.Subscription) error {
+			if sub.Expires.After(now) {
+				topics[sub.Topic] = true
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("websub: read subscriptions: %w", err)
+	}
+	return func(t string) bool { return topics[t] }, nil
+}
+
+// asking counts a subscription request being verified (d +1 as it is
+// accepted, -1 once verified or refused).
+func (h *Hub) asking(req request, d int) {
+	if req.mode != "subscribe" {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.verifyingTopics == nil {
+		h.verifyingTopics = map[string]int{}
+	}
+	if h.verifyingTopics[req.topic] += d; h.verifyingTopics[req.topic] <= 0 {
+		delete(h.verifyingTopics, req.topic)
+	}
 }
 
 // Sweep deletes the subscriptions whose lease has ended (WS-006: the hub

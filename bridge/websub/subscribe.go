@@ -79,10 +79,13 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusServiceUnavailable, "too many subscription requests are being verified; try again in a minute")
 		return
 	}
+	h.asking(req, +1)
 	if !h.goOwned(func() {
 		defer func() { <-h.verifying }()
+		defer h.asking(req, -1) // after the subscription is stored
 		h.verifyIntent(req)
 	}) {
+		h.asking(req, -1)
 		<-h.verifying
 		plain(w, http.StatusServiceUnavailable, "the hub is shutting down; try again later")
 		return

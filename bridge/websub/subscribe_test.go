@@ -3,6 +3,7 @@ package websub
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -556,4 +557,63 @@ func TestSubscriptionCaps(t *testing.T) {
 	subscribe(t, h, ch, topicA, sub.url("/a1")) // a renewal fits
 	subscribe(t, h, ch, topicB, sub.url("/b1"))
 	denied(topicB, "/b2", "this hub holds the most subscriptions it takes (3)")
+}
+
+// TestListening: a topic is listened to while it has a live subscription,
+// or a subscription request is being verified (from its acceptance until
+// the subscription is stored); not before, nor once the lease ends, nor
+// after a refused request. Through an external hub every topic is.
+func TestListening(t *testing.T) {
+	clk := newClock()
+	db := openStore(t, "")
+	h, ch := newHub(t, db, func(o *Options) { o.Now = clk.Now })
+	ctx := context.Background()
+	listened := func(topic string) bool {
+		t.Helper()
+		l, err := h.Listening(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l(topic)
+	}
+	if listened(topicA) {
+		t.Fatal("a topic nobody asked for is listened to")
+	}
+	// A request whose verification hangs: listened to meanwhile.
+	block := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+		io.WriteString(w, "not the challenge")
+	}))
+	t.Cleanup(slow.Close)
+	if w := send(h, form("subscribe", topicA, slow.URL+"/cb")); w.Code != http.StatusAccepted {
+		t.Fatalf("request: HTTP %d", w.Code)
+	}
+	if !listened(topicA) {
+		t.Error("a topic whose subscription is being verified is not listened to")
+	}
+	close(block) // refused: the callback does not echo the challenge
+	if v := verified(t, ch); v.confirmed {
+		t.Fatalf("verification %+v, want refused", v)
+	}
+	waitFor(t, "the refused request to stop counting", func() bool { return !listened(topicA) })
+
+	sub := newSubscriber(t)
+	subscribe(t, h, ch, topicA, sub.url("/cb"), "hub.lease_seconds", "300")
+	if !listened(topicA) {
+		t.Error("a topic with a live subscription is not listened to")
+	}
+	clk.Add(300 * time.Second)
+	if listened(topicA) {
+		t.Error("a topic whose only lease ended is listened to")
+	}
+
+	ext, _ := newHub(t, openStore(t, ""), func(o *Options) { o.ExternalHub = "https://hub.example.org/" })
+	l, err := ext.Listening(ctx)
+	if err != nil || !l(topicA) {
+		t.Errorf("through an external hub: %v, %v; want every topic listened to", l != nil && l(topicA), err)
+	}
 }
