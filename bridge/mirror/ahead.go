@@ -3,13 +3,9 @@ package mirror
 import (
 	"bufio"
 	"context"
-	"crypto/md5"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -300,26 +296,18 @@ func (m *Mirror) recoverAhead(ctx context.Context) error {
 // fileIs reports whether the copy's file of res holds the bytes the
 // state says.
 func (m *Mirror) fileIs(res *store.MirrorResource) (bool, error) {
-	f, err := os.Open(filepath.Join(m.opts.Dir, res.Path))
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	md, sh := md5.New(), sha256.New()
-	n, err := io.Copy(io.MultiWriter(md, sh), f)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", res.Path, err)
-	}
+	n, md, sh, err := sumFile(filepath.Join(m.opts.Dir, res.Path))
 	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
 	case n != res.Length:
 		return false, nil
 	case res.MD5 != "":
-		return hex.EncodeToString(md.Sum(nil)) == res.MD5, nil
+		return md == res.MD5, nil
 	case res.SHA256 != "":
-		return hex.EncodeToString(sh.Sum(nil)) == res.SHA256, nil
+		return sh == res.SHA256, nil
 	}
 	return true, nil
 }

@@ -2,11 +2,8 @@ package mirror
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -165,16 +162,10 @@ func (r *setRun) onDisk(cur *store.MirrorResource, w want) (verdict, error) {
 	if cur == nil || cur.Deleted {
 		return missing, nil
 	}
-	f, err := os.Open(filepath.Join(r.m.opts.Dir, cur.Path))
-	if os.IsNotExist(err) {
+	n, md, sh, err := sumFile(filepath.Join(r.m.opts.Dir, cur.Path))
+	if errors.Is(err, os.ErrNotExist) {
 		return missing, nil
 	}
-	if err != nil {
-		return differing, err
-	}
-	defer f.Close()
-	md, sh := md5.New(), sha256.New()
-	n, err := io.Copy(io.MultiWriter(md, sh), f)
 	if err != nil {
 		return differing, err
 	}
@@ -182,9 +173,9 @@ func (r *setRun) onDisk(cur *store.MirrorResource, w want) (verdict, error) {
 	switch {
 	case w.hasLength && n != w.length:
 	case w.md5 != "":
-		same = hex.EncodeToString(md.Sum(nil)) == w.md5
+		same = md == w.md5
 	case w.sha != "":
-		same = hex.EncodeToString(sh.Sum(nil)) == w.sha
+		same = sh == w.sha
 	default:
 		// No hash listed: the length, and the lastmod the copy recorded.
 		same = w.hasLength && (w.lastmod.IsZero() || cur.LastMod.Equal(w.lastmod))

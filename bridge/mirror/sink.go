@@ -296,3 +296,18 @@ func (s *sink) removeFor(uri, rel string) error {
 	}
 	return s.remove(rel)
 }
+
+// sumFile reads a file of the copy whole: its length and its md5 and
+// sha-256 in hex. A missing file is an error that is os.ErrNotExist.
+func sumFile(path string) (n int64, md5hex, sha256hex string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer f.Close()
+	md, sh := md5.New(), sha256.New()
+	if n, err = io.Copy(io.MultiWriter(md, sh), f); err != nil {
+		return 0, "", "", fmt.Errorf("%s: %w", path, err)
+	}
+	return n, hex.EncodeToString(md.Sum(nil)), hex.EncodeToString(sh.Sum(nil)), nil
+}

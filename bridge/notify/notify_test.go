@@ -61,10 +61,16 @@ func TestPublishSet(t *testing.T) {
 		sides[i] = side{db, h, src, n}
 	}
 	rs := sides[0].src.All(cfg.Repositories[0], "oai_dc")
-	if err := sides[0].db.PutSubscription(store.Subscription{Topic: rs.Topic(), Callback: "http://127.0.0.1:9/cb",
-		Lease: 86400, Expires: clk.Now().Add(24 * time.Hour), Created: clk.Now()}); err != nil {
-		t.Fatal(err)
+	// subscribe stores a live subscription to the channel on side i (its
+	// callback is never called: the hub is not started).
+	subscribe := func(i int) {
+		t.Helper()
+		if err := sides[i].db.PutSubscription(store.Subscription{Topic: rs.Topic(), Callback: "http://127.0.0.1:9/cb",
+			Lease: 86400, Expires: clk.Now().Add(24 * time.Hour), Created: clk.Now()}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	subscribe(0)
 	run := func() {
 		t.Helper()
 		for _, sd := range sides {
@@ -101,6 +107,17 @@ func TestPublishSet(t *testing.T) {
 		}
 		return b.Bytes()
 	}
+	// change adds n records upstream, a second apart, then harvests and
+	// publishes a minute later.
+	change := func(n int) {
+		t.Helper()
+		for range n {
+			up.Add(clk.Add(time.Second))
+		}
+		clk.Add(time.Minute)
+		run()
+		publish()
+	}
 	same := func(when string) {
 		t.Helper()
 		l, q := channel(0), channel(1)
@@ -119,12 +136,7 @@ func TestPublishSet(t *testing.T) {
 	same("a new channel")
 
 	// Seven new records: notifications of 3, 3 and 1; the last one is kept.
-	for range 7 {
-		up.Add(clk.Add(time.Second))
-	}
-	clk.Add(time.Minute)
-	run()
-	publish()
+	change(7)
 	ch := channel(0)
 	if ch.LastSeq != 17 {
 		t.Fatalf("channel cursor at %d, want 17", ch.LastSeq)
@@ -144,12 +156,7 @@ func TestPublishSet(t *testing.T) {
 	}
 	same("seven changes")
 	// Three more: exactly one notification of max_entries.
-	for range 3 {
-		up.Add(clk.Add(time.Second))
-	}
-	clk.Add(time.Minute)
-	run()
-	publish()
+	change(3)
 	same("three changes")
 	// Nothing new: nothing sent.
 	ch = channel(0)
@@ -170,22 +177,13 @@ func TestPublishSet(t *testing.T) {
 	if again := channel(0); again.LastSeq != 19 {
 		t.Errorf("a pass over a quiet format read its channel: cursor %d, want 19 (left alone)", again.LastSeq)
 	}
-	up.Add(clk.Add(time.Second))
-	clk.Add(time.Minute)
-	run()
-	publish()
+	change(1)
 	if again := channel(0); again.LastSeq != 21 {
 		t.Errorf("after a change: cursor %d, want 21", again.LastSeq)
 	}
 	// A subscriber to the quiet channel: the next changes are built and sent.
-	if err := sides[1].db.PutSubscription(store.Subscription{Topic: rs.Topic(), Callback: "http://127.0.0.1:9/cb",
-		Lease: 86400, Expires: clk.Now().Add(24 * time.Hour), Created: clk.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	up.Add(clk.Add(time.Second))
-	clk.Add(time.Minute)
-	run()
-	publish()
+	subscribe(1)
+	change(1)
 	if q := channel(1); q.Quiet || len(q.Latest) == 0 || q.LastSeq != 22 {
 		t.Errorf("once subscribed: quiet %v, %d bytes, cursor %d; want a notification built and kept, cursor 22", q.Quiet, len(q.Latest), q.LastSeq)
 	}
