@@ -387,9 +387,11 @@ func (h *Hub) Stats() Stats {
 // Listening says, for the topics of this source, whether a notification
 // would reach anyone: through an external hub always (it knows its
 // subscribers, this source does not); through this hub, when the topic has
-// a live subscription or a subscription request being verified (its
-// subscriber reads the Change Lists after asking, and must not miss what is
-// notified in between). The answer is as of the call.
+// a live subscription or a subscription request being verified (so the
+// notifications around a new subscription are built as they always were:
+// Publish still sends each to the subscriptions stored when it runs, and a
+// subscriber whose first notification starts after what it has applied
+// reads the Change Lists for the gap). The answer is as of the call.
 func (h *Hub) Listening(ctx context.Context) (func(topic string) bool, error) {
 	if h.o.ExternalHub != "" {
 		return func(string) bool { return true }, nil
