@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/rsbridge/rsbridge/store"
@@ -211,15 +210,7 @@ func (m *Mirror) recoverAhead(ctx context.Context) error {
 	}
 	// Every set the state knows: one this run leaves out (-sets) may hold
 	// a path too.
-	sets, err := m.state.Sets(ctx)
-	if err != nil {
-		return err
-	}
-	for _, s := range m.sets {
-		if !slices.Contains(sets, s.CapabilityList) {
-			sets = append(sets, s.CapabilityList)
-		}
-	}
+	sets := m.known
 	b := m.state.Batch()
 	removed, forgotten := 0, 0
 	for _, e := range es {

@@ -226,3 +226,59 @@ func TestMirrorMendsAcrossSetsLeftOut(t *testing.T) {
 	}
 	s.checkCopy(dir)
 }
+
+// TestMirrorSetsFilterKeepsSharedFiles: a run that -sets limits to one
+// OAI set applies a deletion to that set, but the file stays while the
+// all-records set, left out, still holds it; a run over every set then
+// removes it.
+func TestMirrorSetsFilterKeepsSharedFiles(t *testing.T) {
+	s := newRsbridgeSets(t, 30, 3)
+	dir, state := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	open := func(sets ...string) *Mirror {
+		m, err := New(state, Options{Dir: dir, Delete: true, Now: s.clk.Now, Sets: sets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := open()
+	mustRun(t, m, s)
+	const x = 0
+	uri := s.resourceURL(s.up.Identifier(x))
+	rel, _ := Path(uri)
+	all := s.src.All(s.cfg.Repositories[0], "oai_dc").CapabilityList()
+	oaiSet := ""
+	sets, err := m.state.Sets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range sets {
+		if cur, _ := m.state.Resource(set, uri); set != all && cur != nil {
+			oaiSet = set
+		}
+	}
+	m.Close()
+	if oaiSet == "" {
+		t.Fatalf("no OAI set holds %s", uri)
+	}
+	at := s.clk.Add(time.Minute)
+	s.up.Delete(x, at)
+	s.clk.Add(time.Minute)
+	s.harvest()
+
+	u, _ := neturl.Parse(oaiSet)
+	m = open(u.Path)
+	mustRun(t, m, s)
+	if c := m.Counts(); c.Sets != 1 || c.Deleted != 1 {
+		t.Errorf("the run over %s: %+v; want one set, one deletion", u.Path, c)
+	}
+	m.Close()
+	if _, err := os.Stat(filepath.Join(dir, rel)); err != nil {
+		t.Errorf("the file the all-records set still holds went with the OAI set's deletion: %v", err)
+	}
+	m = open()
+	defer m.Close()
+	mustRun(t, m, s)
+	s.checkCopy(dir)
+}

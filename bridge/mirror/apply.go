@@ -89,14 +89,16 @@ func (r *setRun) elsewhere(w want) (*store.MirrorResource, error) {
 	return nil, nil
 }
 
-// heldElsewhere reports whether another set of this run still holds the
-// resource, so its file must stay when this set deletes it.
+// heldElsewhere reports whether another set still holds the resource, so
+// its file must stay when this set deletes it. Every set the state knows is
+// asked: one a -sets filter leaves out of the run holds its files until it
+// runs and applies its own changes.
 func (r *setRun) heldElsewhere(uri string) (bool, error) {
-	for _, s := range r.m.sets {
-		if s.CapabilityList == r.set.CapabilityList {
+	for _, s := range r.m.known {
+		if s == r.set.CapabilityList {
 			continue
 		}
-		cur, err := r.m.state.Resource(s.CapabilityList, uri)
+		cur, err := r.m.state.Resource(s, uri)
 		if err != nil || cur != nil && !cur.Deleted {
 			return err == nil, err
 		}

@@ -46,9 +46,8 @@ func (m *Mirror) Audit(ctx context.Context, start string, repair bool) (AuditRep
 	if err != nil {
 		return rep, err
 	}
-	m.sets = sets
-	if err := m.recoverAhead(ctx); err != nil {
-		return rep, fmt.Errorf("mending the copy after a run that died: %w", err)
+	if err := m.begin(ctx, sets); err != nil {
+		return rep, err
 	}
 	for _, s := range sets {
 		if s.ResourceList == "" {

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -89,6 +90,7 @@ type Mirror struct {
 	log      *slog.Logger
 	now      func() time.Time
 	sets     []Set      // the sets of the current run
+	known    []string   // every set the state knows, and the run's (Capability Lists)
 	mu       sync.Mutex // guards counts and quirks
 	counts   Counts
 	quirks   map[string]bool
@@ -177,9 +179,8 @@ func (m *Mirror) Run(ctx context.Context, start string) error {
 	if err != nil {
 		return err
 	}
-	m.sets = sets
-	if err := m.recoverAhead(ctx); err != nil {
-		return fmt.Errorf("mending the copy after a run that died: %w", err)
+	if err := m.begin(ctx, sets); err != nil {
+		return err
 	}
 	var errs []error
 	for _, s := range sets {
@@ -192,6 +193,27 @@ func (m *Mirror) Run(ctx context.Context, start string) error {
 		m.count(func(c *Counts) { c.Sets++ })
 	}
 	return errors.Join(errs...)
+}
+
+// begin starts a run over sets: it notes every set the state knows (a
+// -sets filter may leave some out, and their files are theirs too), then
+// mends what a run that died left ahead of the state.
+func (m *Mirror) begin(ctx context.Context, sets []Set) error {
+	m.sets = sets
+	known, err := m.state.Sets(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range sets {
+		if !slices.Contains(known, s.CapabilityList) {
+			known = append(known, s.CapabilityList)
+		}
+	}
+	m.known = known
+	if err := m.recoverAhead(ctx); err != nil {
+		return fmt.Errorf("mending the copy after a run that died: %w", err)
+	}
+	return nil
 }
 
 // runSet takes the set's baseline if it has none, then its changes.
