@@ -34,8 +34,8 @@ import (
 // A journal line is written, not synced, before the rename: it survives
 // the process dying (SIGKILL, the OOM killer, a panic), which is what the
 // journal is for. After a power loss the file system may keep a rename
-// and lose the line; an audit (-audit) does not find a file the state never
-// knew either.
+// and lose the line; an audit (-audit) reports such a file as stray, and
+// -repair with -delete removes it (auditStray).
 //
 // A resource marked deleted this way has its file removed too (when the
 // bytes differ) and a "deleted" line in the change log (from "mended"), so

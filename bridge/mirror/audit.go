@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rsbridge/rsbridge/rsync"
 	"github.com/rsbridge/rsbridge/store"
@@ -18,13 +20,17 @@ import (
 
 // AuditReport is what an audit found, per kind, over all sets.
 type AuditReport struct {
-	Listed    int64    `json:"listed"`    // resources the lists name
-	Good      int64    `json:"good"`      // on disk as the lists describe them
-	Missing   int64    `json:"missing"`   // listed, not in the copy
-	Differing int64    `json:"differing"` // in the copy, but not as listed (changed since, or damaged)
-	Extra     int64    `json:"extra"`     // in the copy, not listed
-	Repaired  int64    `json:"repaired"`  // fetched again or removed by -repair
-	Examples  []string `json:"examples,omitempty"`
+	Listed    int64 `json:"listed"`    // resources the lists name
+	Good      int64 `json:"good"`      // on disk as the lists describe them
+	Missing   int64 `json:"missing"`   // listed, not in the copy
+	Differing int64 `json:"differing"` // in the copy, but not as listed (changed since, or damaged)
+	Extra     int64 `json:"extra"`     // in the copy, not listed
+	// Stray files are in the copy's directory but in no set's state: left
+	// by a crash the journal could not mend (a power loss), or put there
+	// by hand. With repair and Delete they go.
+	Stray    int64    `json:"stray"`
+	Repaired int64    `json:"repaired"` // fetched again or removed by -repair
+	Examples []string `json:"examples,omitempty"`
 }
 
 // maxExamples bounds the URIs an audit report names.
@@ -63,7 +69,77 @@ func (m *Mirror) Audit(ctx context.Context, start string, repair bool) (AuditRep
 			return rep, fmt.Errorf("set %s: %w", s.CapabilityList, err)
 		}
 	}
-	return rep, nil
+	return rep, m.auditStray(ctx, &rep, repair)
+}
+
+// auditStray walks the copy's directory for files no set's state holds
+// (every set the state knows, not only this run's). Names starting with
+// "." are never a resource's (rsync.SafeName) and are left alone, as are
+// the state's directory and the change log when they are inside the copy.
+// The paths the states hold are kept in memory for the walk: about a
+// hundred bytes a resource.
+func (m *Mirror) auditStray(ctx context.Context, rep *AuditReport, repair bool) error {
+	held := map[string]bool{}
+	for _, set := range m.known {
+		err := m.state.Resources(ctx, set, func(res *store.MirrorResource) error {
+			if !res.Deleted {
+				held[filepath.Clean(res.Path)] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	skip := map[string]bool{}
+	for _, p := range []string{m.stateDir, m.opts.Log} {
+		if a, err := filepath.Abs(p); p != "" && err == nil {
+			skip[a] = true
+		}
+	}
+	root, err := filepath.Abs(m.opts.Dir)
+	if err != nil {
+		return err
+	}
+	removed := false
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") || skip[p] {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || held[rel] {
+			return err
+		}
+		rep.Stray++
+		rep.example("stray", rel)
+		if repair && m.opts.Delete {
+			if err := m.sink.remove(rel); err != nil {
+				return err
+			}
+			rep.Repaired++
+			removed = true
+		}
+		return nil
+	})
+	if err == nil && removed {
+		_, err = m.sink.flush()
+	}
+	return err
 }
 
 // audit checks one set; with repair, what is missing or differs goes to

@@ -98,6 +98,7 @@ type Mirror struct {
 	runs     int       // whole runs ended, in follow mode
 	lastErr  string
 	callback string // the callback server's URL, in follow mode
+	stateDir string
 }
 
 // New opens the copy and its state (stateDir: one process at a time).
@@ -135,7 +136,7 @@ func New(stateDir string, o Options) (*Mirror, error) {
 	f := &fetcher{hc: &http.Client{Transport: transport, Timeout: o.Timeout}, headers: o.Headers, ua: o.UserAgent,
 		retries: o.Retries, backoff: 500 * time.Millisecond, maxBackoff: time.Minute, delay: o.Delay, maxDoc: o.MaxDocBytes, log: o.Logger}
 	sk.hooked = len(o.Hook) > 0
-	return &Mirror{opts: o, f: f, state: st, sink: sk, log: o.Logger, now: o.Now, quirks: map[string]bool{}}, nil
+	return &Mirror{opts: o, f: f, state: st, sink: sk, log: o.Logger, now: o.Now, quirks: map[string]bool{}, stateDir: stateDir}, nil
 }
 
 // Close closes the change log and the state.

@@ -113,15 +113,15 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // lists (after a repair: when something could not be repaired).
 func auditCopy(ctx context.Context, m *mirror.Mirror, start string, repair bool, stdout io.Writer) error {
 	rep, err := m.Audit(ctx, start, repair)
-	fmt.Fprintf(stdout, "audit: %d listed, %d good, %d missing, %d differing, %d in the copy but not listed, %d repaired\n",
-		rep.Listed, rep.Good, rep.Missing, rep.Differing, rep.Extra, rep.Repaired)
+	fmt.Fprintf(stdout, "audit: %d listed, %d good, %d missing, %d differing, %d in the copy but not listed, %d files in no set's state, %d repaired\n",
+		rep.Listed, rep.Good, rep.Missing, rep.Differing, rep.Extra, rep.Stray, rep.Repaired)
 	for _, e := range rep.Examples {
 		fmt.Fprintln(stdout, "  "+e)
 	}
 	switch {
 	case err != nil:
 		return err
-	case !repair && rep.Missing+rep.Differing+rep.Extra > 0:
+	case !repair && rep.Missing+rep.Differing+rep.Extra+rep.Stray > 0:
 		return errors.New("the copy differs from the source's lists; run with -repair to fix it")
 	}
 	return nil
