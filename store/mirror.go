@@ -182,7 +182,10 @@ func (m *MirrorDB) Sets(ctx context.Context) ([]string, error) {
 			return nil
 		})
 	})
-	return sets, err
+	if err != nil {
+		return nil, fmt.Errorf("mirror state: listing its resource sets: %w", err)
+	}
+	return sets, nil
 }
 
 // MirrorBatch collects the state of one batch of files; Commit writes it
