@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,8 @@ import (
 // and the next run redoes only the batch it cut short. One process holds a
 // state directory at a time.
 //
-// Keys: r/set·uri → MirrorResource; s/set → MirrorSet; g/ → MirrorLog.
+// Keys: r/set·uri → MirrorResource; s/set → MirrorSet; g/ → MirrorLog;
+// a/name·value → an audit's marks (MirrorMarks), while it runs.
 type MirrorDB struct {
 	db   *badger.DB
 	lock *os.File
@@ -154,11 +156,30 @@ func (m *MirrorDB) Log() (MirrorLog, error) {
 // Resources calls fn for every resource of a set the copy knows, in URI
 // order, from one snapshot.
 func (m *MirrorDB) Resources(ctx context.Context, set string, fn func(*MirrorResource) error) error {
+	return m.ResourcesAfter(ctx, set, "", 0, fn)
+}
+
+// ResourcesAfter calls fn for up to limit (0: all) resources of a set
+// whose URIs sort after the given one ("": from the first), in URI order,
+// from one snapshot. A pass that writes what it finds reads page by page
+// this way, so that no read transaction stays open across its writes.
+func (m *MirrorDB) ResourcesAfter(ctx context.Context, set, after string, limit int, fn func(*MirrorResource) error) error {
+	prefix := key('r', set, "")
+	start := prefix
+	if after != "" {
+		// The smallest key above the URI's own.
+		start = append(key('r', set, after), 0)
+	}
+	n := 0
 	return m.db.View(func(txn *badger.Txn) error {
-		return scan(txn, key('r', set, ""), true, func(_, v []byte) error {
+		return scanFrom(txn, prefix, start, func(_, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if limit > 0 && n == limit {
+				return errStop
+			}
+			n++
 			var r MirrorResource
 			if err := json.Unmarshal(v, &r); err != nil {
 				return err
@@ -167,6 +188,168 @@ func (m *MirrorDB) Resources(ctx context.Context, set string, fn func(*MirrorRes
 		})
 	})
 }
+
+// MirrorMarks is a set of strings an audit keeps in the state's store
+// instead of in memory (the URIs a Resource List named, the paths the
+// states hold), so that checking a copy of millions of resources takes no
+// more memory than checking a few. Add buffers a page and writes it when it
+// is full, in one transaction that commits before Add returns (Badger's
+// WriteBatch commits behind the caller's back, and every read opened
+// meanwhile waits for those commits); after Flush, Has sees everything
+// added; Drop removes the marks. Starting marks of a name drops what a
+// killed audit left under it.
+type MirrorMarks struct {
+	m       *MirrorDB
+	name    string
+	pending [][]byte
+}
+
+// Marks starts an empty set of marks under name.
+func (m *MirrorDB) Marks(name string) (*MirrorMarks, error) {
+	k := &MirrorMarks{m: m, name: name}
+	if err := k.drop(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *MirrorMarks) key(v string) []byte { return key('a', k.name, v) }
+
+// Add marks v.
+func (k *MirrorMarks) Add(v string) error {
+	if k.pending = append(k.pending, k.key(v)); len(k.pending) < marksPage {
+		return nil
+	}
+	return k.Flush()
+}
+
+// Flush writes what Add buffered.
+func (k *MirrorMarks) Flush() error {
+	err := k.m.writeKeys(k.pending, false)
+	k.pending = k.pending[:0]
+	if err != nil {
+		return fmt.Errorf("mirror state: marks %s: %w", k.name, err)
+	}
+	return nil
+}
+
+// Has says whether v was added and flushed.
+func (k *MirrorMarks) Has(v string) (bool, error) {
+	var has bool
+	err := k.Check([]string{v}, func(_ string, ok bool) error { has = ok; return nil })
+	return has, err
+}
+
+// Check calls fn with each of vs and whether it was added and flushed,
+// all looked up in one read.
+func (k *MirrorMarks) Check(vs []string, fn func(v string, ok bool) error) error {
+	// View returns what its function returns: fn's errors as they are.
+	return k.m.db.View(func(txn *badger.Txn) error {
+		for _, v := range vs {
+			_, err := txn.Get(k.key(v))
+			if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+				return fmt.Errorf("mirror state: marks %s: %w", k.name, err)
+			}
+			if err := fn(v, err == nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Each calls fn with every flushed mark, in order, reading a page of them
+// at a time: fn may write to the state, and no read stays open across.
+func (k *MirrorMarks) Each(ctx context.Context, fn func(v string) error) error {
+	prefix := append(key('a', k.name), 0)
+	start := prefix
+	for {
+		var page []string
+		err := k.m.db.View(func(txn *badger.Txn) error {
+			err := scanAt(txn, prefix, start, false, func(key, _ []byte) error {
+				if len(page) == marksPage {
+					return errStop
+				}
+				page = append(page, string(key[len(prefix):]))
+				return nil
+			})
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("mirror state: marks %s: %w", k.name, err)
+		}
+		for _, v := range page {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(v); err != nil {
+				return err
+			}
+		}
+		if len(page) < marksPage {
+			return nil
+		}
+		start = append(append(append([]byte(nil), prefix...), page[len(page)-1]...), 0)
+	}
+}
+
+// Drop removes the marks, flushed or not.
+func (k *MirrorMarks) Drop() error {
+	k.pending = k.pending[:0]
+	return k.drop()
+}
+
+// drop deletes the marks a page of keys at a time, each page read in a
+// transaction of its own and deleted after it closes: no read stays open
+// across the deletes (Badger keeps what committed transactions wrote until
+// the oldest reader ends), and no DropPrefix, which stops every write and
+// flushes the memtable, once per set audited.
+func (k *MirrorMarks) drop() error {
+	prefix := append(key('a', k.name), 0)
+	for {
+		var page [][]byte
+		err := k.m.db.View(func(txn *badger.Txn) error {
+			err := scanAt(txn, prefix, prefix, false, func(key, _ []byte) error {
+				if len(page) == marksPage {
+					return errStop
+				}
+				page = append(page, bytes.Clone(key))
+				return nil
+			})
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		})
+		if err == nil && len(page) > 0 {
+			err = k.m.writeKeys(page, true)
+		}
+		if err != nil {
+			return fmt.Errorf("mirror state: dropping the marks %s: %w", k.name, err)
+		}
+		if len(page) < marksPage {
+			return nil
+		}
+	}
+}
+
+// writeKeys sets the keys with no value, or deletes them, committing
+// before it returns.
+func (m *MirrorDB) writeKeys(keys [][]byte, del bool) error {
+	return m.commitSplit(len(keys), func(txn *badger.Txn, i int) error {
+		if del {
+			return txn.Delete(keys[i])
+		}
+		return txn.Set(keys[i], nil)
+	})
+}
+
+// marksPage is how many marks Add buffers, and drop and Each read, at a
+// time.
+const marksPage = 10000
 
 // Sets lists the resource sets (Capability List URLs) the state knows,
 // whether or not the current run has them.
@@ -237,23 +420,33 @@ func (b *MirrorBatch) Commit() error {
 			break
 		}
 	}
-	txn := b.m.db.NewTransaction(true)
-	defer func() { txn.Discard() }()
-	for _, k := range keys {
-		err := txn.Set([]byte(k), b.puts[k])
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			if err = txn.Commit(); err == nil {
-				txn = b.m.db.NewTransaction(true)
-				err = txn.Set([]byte(k), b.puts[k])
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("mirror state: %w", err)
-		}
-	}
-	if err := txn.Commit(); err != nil {
+	err := b.m.commitSplit(len(keys), func(txn *badger.Txn, i int) error {
+		return txn.Set([]byte(keys[i]), b.puts[keys[i]])
+	})
+	if err != nil {
 		return fmt.Errorf("mirror state: %w", err)
 	}
 	b.puts, b.keys = map[string][]byte{}, nil
 	return nil
+}
+
+// commitSplit runs op for 0..n-1 in a transaction and commits it before
+// it returns; when Badger finds the transaction too big, what it holds
+// commits and the rest goes on in a new one.
+func (m *MirrorDB) commitSplit(n int, op func(txn *badger.Txn, i int) error) error {
+	txn := m.db.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	for i := range n {
+		err := op(txn, i)
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			if err = txn.Commit(); err == nil {
+				txn = m.db.NewTransaction(true)
+				err = op(txn, i)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return txn.Commit()
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,5 +101,156 @@ func TestMirrorState(t *testing.T) {
 	}
 	if sets, err := m.Sets(context.Background()); err != nil || !slices.Equal(sets, []string{"http://s/x/capabilitylist.xml", "set1"}) {
 		t.Errorf("Sets: %q %v, want the two with progress, in order", sets, err)
+	}
+}
+
+func TestMirrorResourcesAfter(t *testing.T) {
+	m, err := OpenMirror(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := m.Batch()
+	// "http://s/a/b" extends "http://s/a": the page after "a" starts at
+	// it, without repeating "a".
+	all := []string{"http://s/a", "http://s/a/b", "http://s/b", "http://s/c", "http://s/d"}
+	for _, uri := range all {
+		b.PutResource("set1", &MirrorResource{URI: uri})
+		b.PutResource("set0", &MirrorResource{URI: uri + "/other"})
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, limit := range []int{1, 2, 3, 5, 6} {
+		var got []string
+		pages := 0
+		for after := ""; ; pages++ {
+			n := 0
+			err := m.ResourcesAfter(ctx, "set1", after, limit, func(r *MirrorResource) error {
+				got = append(got, r.URI)
+				after = r.URI
+				n++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > limit {
+				t.Fatalf("limit %d: a page of %d", limit, n)
+			}
+			if n < limit {
+				break
+			}
+		}
+		if !slices.Equal(got, all) {
+			t.Errorf("limit %d: %q in %d pages, want %q", limit, got, pages, all)
+		}
+	}
+}
+
+func TestMirrorMarks(t *testing.T) {
+	dir := t.TempDir()
+	m, err := OpenMirror(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(k *MirrorMarks, v string) bool {
+		t.Helper()
+		ok, err := k.Has(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	k, err := m.Marks("listed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := m.Marks("listedx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// More than a page of drop, so that dropping takes several pages.
+	for i := range marksPage + 7 {
+		if err := k.Add(fmt.Sprintf("http://s/%06d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := other.Add("a/b.xml"); err != nil {
+		t.Fatal(err)
+	}
+	if has(other, "a/b.xml") {
+		t.Error("a mark is visible before Flush")
+	}
+	if err := k.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !has(k, "http://s/000001") || !has(k, fmt.Sprintf("http://s/%06d", marksPage+6)) || has(k, "http://s/0000010") || has(k, "a/b.xml") {
+		t.Error("Has: wrong after Flush (or marks of another name seen)")
+	}
+	// Check looks many up in one read, in the order given; Each reads
+	// them back in order, a page at a time.
+	var checked []string
+	err = k.Check([]string{"http://s/000003", "nope", "http://s/000002"}, func(v string, ok bool) error {
+		checked = append(checked, fmt.Sprintf("%s=%v", v, ok))
+		return nil
+	})
+	if want := []string{"http://s/000003=true", "nope=false", "http://s/000002=true"}; err != nil || !slices.Equal(checked, want) {
+		t.Errorf("Check: %q %v, want %q", checked, err, want)
+	}
+	stop := errors.New("stop")
+	if err := k.Check([]string{"a", "b"}, func(string, bool) error { return stop }); err != stop {
+		t.Errorf("Check: %v, want fn's error as it is", err)
+	}
+	n, last := 0, ""
+	err = k.Each(context.Background(), func(v string) error {
+		if v <= last {
+			t.Fatalf("Each: %q after %q", v, last)
+		}
+		n, last = n+1, v
+		return nil
+	})
+	if err != nil || n != marksPage+7 {
+		t.Errorf("Each: %d marks, %v; want %d", n, err, marksPage+7)
+	}
+	// Dropping "listed" leaves "listedx", whose name it begins.
+	if err := k.Drop(); err != nil {
+		t.Fatal(err)
+	}
+	if has(k, "http://s/000001") || !has(other, "a/b.xml") {
+		t.Error("Drop: the marks stay, or another name's went with them")
+	}
+	// A killed audit leaves flushed marks behind: the next Marks of that
+	// name starts empty, after a reopening too.
+	if err := other.Add("c.xml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	m, err = OpenMirror(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	again, err := m.Marks("listedx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has(again, "a/b.xml") || has(again, "c.xml") {
+		t.Error("a new set of marks holds what the last one left")
+	}
+	// Drop with marks not flushed discards them.
+	again.Add("d.xml")
+	if err := again.Drop(); err != nil {
+		t.Fatal(err)
+	}
+	if has(again, "d.xml") {
+		t.Error("an unflushed mark survived Drop")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	neturl "net/url"
@@ -284,50 +285,64 @@ func TestMirrorSetsFilterKeepsSharedFiles(t *testing.T) {
 	s.checkCopy(dir)
 }
 
-// TestAuditFindsStrayFiles: a file in the copy that no set's state holds
-// (what a power loss can leave that the journal cannot mend) is reported
-// by an audit, and goes with -repair and -delete; names starting with "."
+// TestAuditFindsStrayFiles: files in the copy that no set's state holds
+// (what a power loss can leave that the journal cannot mend) are reported
+// by an audit, and go with -repair and -delete; names starting with "."
 // and a state directory and change log kept inside the copy are not
-// touched.
+// touched. With pages of 3, the walk's checks and the removals span
+// several pages.
 func TestAuditFindsStrayFiles(t *testing.T) {
-	s := newRsbridge(t, 20)
-	dir := t.TempDir()
-	state := filepath.Join(dir, "state") // inside the copy, to be left alone
-	logPath := filepath.Join(dir, "changes.jsonl")
-	m, err := New(state, Options{Dir: dir, Log: logPath, Delete: true, Now: s.clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	mustRun(t, m, s)
-	ctx := context.Background()
-	uri := s.resourceURL("oai:demo.rsbridge.example:never-listed")
-	rel, _ := Path(uri)
-	stray := filepath.Join(dir, rel)
-	dot := filepath.Join(dir, ".keep", "notes.txt")
-	for _, p := range []string{stray, dot} {
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte("<x/>"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rep, err := m.Audit(ctx, s.srv.URL, false)
-	if err != nil || rep.Stray != 1 || rep.Good != 20 || rep.Extra != 0 || !slices.Contains(rep.Examples, "stray "+rel) {
-		t.Fatalf("audit: %+v %v; want the one stray file reported, the rest good", rep, err)
-	}
-	rep, err = m.Audit(ctx, s.srv.URL, true)
-	if err != nil || rep.Repaired != 1 {
-		t.Fatalf("repair: %+v %v; want the stray file removed", rep, err)
-	}
-	if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the stray file is still there: %v", err)
-	}
-	for _, p := range []string{dot, logPath, filepath.Join(state, aheadName)} {
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("%s: %v; the audit must leave it", p, err)
-		}
-	}
-	if rep, err := m.Audit(ctx, s.srv.URL, false); err != nil || rep.Stray != 0 || rep.Good != 20 {
-		t.Errorf("audit after the repair: %+v %v", rep, err)
+	for _, page := range []int{defaultAuditPage, 3} {
+		t.Run(fmt.Sprintf("page=%d", page), func(t *testing.T) {
+			s := newRsbridge(t, 20)
+			dir := t.TempDir()
+			state := filepath.Join(dir, "state") // inside the copy, to be left alone
+			logPath := filepath.Join(dir, "changes.jsonl")
+			m, err := New(state, Options{Dir: dir, Log: logPath, Delete: true, Now: s.clk.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			m.auditPage = page
+			mustRun(t, m, s)
+			ctx := context.Background()
+			var strays, rels []string
+			for i := range 5 {
+				rel, _ := Path(s.resourceURL(fmt.Sprintf("oai:demo.rsbridge.example:never-listed-%d", i)))
+				rels = append(rels, rel)
+			}
+			rels = append(rels, filepath.Join("by-hand", "a.xml"), filepath.Join("by-hand", "deeper", "b.xml"))
+			for _, rel := range rels {
+				strays = append(strays, filepath.Join(dir, rel))
+			}
+			dot := filepath.Join(dir, ".keep", "notes.txt")
+			for _, p := range append([]string{dot}, strays...) {
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte("<x/>"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := m.Audit(ctx, s.srv.URL, false)
+			if err != nil || rep.Stray != 7 || rep.Good != 20 || rep.Extra != 0 || !slices.Contains(rep.Examples, "stray "+rels[6]) {
+				t.Fatalf("audit: %+v %v; want the 7 stray files reported, the rest good", rep, err)
+			}
+			rep, err = m.Audit(ctx, s.srv.URL, true)
+			if err != nil || rep.Repaired != 7 {
+				t.Fatalf("repair: %+v %v; want the 7 stray files removed", rep, err)
+			}
+			for _, p := range strays {
+				if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the stray file %s is still there: %v", p, err)
+				}
+			}
+			for _, p := range []string{dot, logPath, filepath.Join(state, aheadName)} {
+				if _, err := os.Stat(p); err != nil {
+					t.Errorf("%s: %v; the audit must leave it", p, err)
+				}
+			}
+			if rep, err := m.Audit(ctx, s.srv.URL, false); err != nil || rep.Stray != 0 || rep.Good != 20 {
+				t.Errorf("audit after the repair: %+v %v", rep, err)
+			}
+		})
 	}
 }

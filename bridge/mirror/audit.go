@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,20 +76,54 @@ func (m *Mirror) Audit(ctx context.Context, start string, repair bool) (AuditRep
 // (every set the state knows, not only this run's). Names starting with
 // "." are never a resource's (rsync.SafeName) and are left alone, as are
 // the state's directory and the change log when they are inside the copy.
-// The paths the states hold are kept in memory for the walk: about a
-// hundred bytes a resource.
-func (m *Mirror) auditStray(ctx context.Context, rep *AuditReport, repair bool) error {
-	held := map[string]bool{}
+// The paths the states hold, and with -repair -delete the strays to
+// remove, are marks in the state's store, and directories are read a few
+// hundred entries at a time: memory does not grow with the copy.
+func (m *Mirror) auditStray(ctx context.Context, rep *AuditReport, repair bool) (err error) {
+	held, err := m.state.Marks("held")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if derr := held.Drop(); err == nil {
+			err = derr
+		}
+	}()
+	// A page of the state at a time: a read left open while the marks
+	// commit would keep what they wrote in Badger's memory until it ends.
 	for _, set := range m.known {
-		err := m.state.Resources(ctx, set, func(res *store.MirrorResource) error {
-			if !res.Deleted {
-				held[filepath.Clean(res.Path)] = true
+		for after := ""; ; {
+			n := 0
+			err := m.state.ResourcesAfter(ctx, set, after, m.auditPage, func(res *store.MirrorResource) error {
+				n++
+				after = res.URI
+				if !res.Deleted {
+					return held.Add(filepath.Clean(res.Path))
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
+			if n < m.auditPage {
+				break
+			}
+		}
+	}
+	if err := held.Flush(); err != nil {
+		return err
+	}
+	// Strays are removed after the walk, not while a directory is read.
+	var stray *store.MirrorMarks
+	if repair && m.opts.Delete {
+		if stray, err = m.state.Marks("stray"); err != nil {
 			return err
 		}
+		defer func() {
+			if derr := stray.Drop(); err == nil {
+				err = derr
+			}
+		}()
 	}
 	skip := map[string]bool{}
 	for _, p := range []string{m.stateDir, m.opts.Log} {
@@ -101,55 +135,114 @@ func (m *Mirror) auditStray(ctx context.Context, rep *AuditReport, repair bool) 
 	if err != nil {
 		return err
 	}
-	removed := false
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if p == root {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") || skip[p] {
-			if d.IsDir() {
-				return filepath.SkipDir
+	var chunk []string
+	check := func() error {
+		err := held.Check(chunk, func(rel string, ok bool) error {
+			if ok {
+				return nil
+			}
+			rep.Stray++
+			rep.example("stray", rel)
+			if stray != nil {
+				return stray.Add(rel)
 			}
 			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil || held[rel] {
-			return err
-		}
-		rep.Stray++
-		rep.example("stray", rel)
-		if repair && m.opts.Delete {
-			if err := m.sink.remove(rel); err != nil {
-				return err
-			}
-			rep.Repaired++
-			removed = true
+		})
+		chunk = chunk[:0]
+		return err
+	}
+	err = walkFiles(ctx, root, root, skip, func(rel string) error {
+		if chunk = append(chunk, rel); len(chunk) == m.auditPage {
+			return check()
 		}
 		return nil
 	})
-	if err == nil && removed {
+	if err == nil {
+		err = check()
+	}
+	if err != nil || stray == nil || rep.Stray == 0 {
+		return err
+	}
+	if err := stray.Flush(); err != nil {
+		return err
+	}
+	err = stray.Each(ctx, func(rel string) error {
+		if err := m.sink.remove(rel); err != nil {
+			return err
+		}
+		rep.Repaired++
+		return nil
+	})
+	if err == nil {
 		_, err = m.sink.flush()
 	}
 	return err
 }
 
+// walkFiles calls fn with the path below root of every file under dir
+// that is not a directory, reading each directory a few hundred entries at
+// a time (a directory of a million records is never listed at once), in
+// the order the file system gives. Names starting with "." and the
+// absolute paths in skip are passed over, directories with all below them.
+func walkFiles(ctx context.Context, root, dir string, skip map[string]bool, fn func(rel string) error) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		entries, rerr := f.ReadDir(256)
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p := filepath.Join(dir, e.Name())
+			if strings.HasPrefix(e.Name(), ".") || skip[p] {
+				continue
+			}
+			if e.IsDir() {
+				if err := walkFiles(ctx, root, p, skip, fn); err != nil {
+					return err
+				}
+				continue
+			}
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			if err := fn(rel); err != nil {
+				return err
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
 // audit checks one set; with repair, what is missing or differs goes to
 // the fetchers as it is found.
-func (r *setRun) audit(ctx context.Context, rep *AuditReport, repair bool) error {
-	listed := map[string]bool{}
+func (r *setRun) audit(ctx context.Context, rep *AuditReport, repair bool) (err error) {
+	// The URIs the lists name are marks in the state's store, not a map:
+	// memory does not grow with the set.
+	listed, err := r.m.state.Marks("listed")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if derr := listed.Drop(); err == nil {
+			err = derr
+		}
+	}()
 	produce := func(send func(want) error) error {
 		check := func(page string, e rsync.Entry) error {
 			w := wantOf(page, e)
-			listed[w.uri] = true
+			if err := listed.Add(w.uri); err != nil {
+				return err
+			}
 			rep.Listed++
 			cur, err := r.m.state.Resource(r.set.CapabilityList, w.uri)
 			if err != nil {
@@ -188,28 +281,54 @@ func (r *setRun) audit(ctx context.Context, rep *AuditReport, repair bool) error
 	}
 	r.failed = 0
 	before := r.m.Counts()
-	var err error
 	if repair {
 		err = r.fetchAll(ctx, "repair", produce)
 	} else {
 		err = produce(func(want) error { return nil })
 	}
+	if err == nil {
+		err = listed.Flush()
+	}
 	if err != nil {
 		return err
 	}
-	var extra []want
-	err = r.m.state.Resources(ctx, r.set.CapabilityList, func(res *store.MirrorResource) error {
-		if !res.Deleted && !listed[res.URI] {
-			rep.Extra++
-			rep.example("extra", res.URI)
-			extra = append(extra, want{uri: res.URI, change: "deleted"})
+	// What the state holds and no list named, a page of the state at a
+	// time: with repair, each page's extras are deleted before the next
+	// page is read.
+	for after := ""; ; {
+		var live []string
+		n := 0
+		err = r.m.state.ResourcesAfter(ctx, r.set.CapabilityList, after, r.m.auditPage, func(res *store.MirrorResource) error {
+			n++
+			after = res.URI
+			if !res.Deleted {
+				live = append(live, res.URI)
+			}
+			return nil
+		})
+		var extra []want
+		if err == nil {
+			err = listed.Check(live, func(uri string, ok bool) error {
+				if !ok {
+					rep.Extra++
+					rep.example("extra", uri)
+					if repair {
+						extra = append(extra, want{uri: uri, change: "deleted"})
+					}
+				}
+				return nil
+			})
 		}
-		return nil
-	})
-	if err != nil || !repair {
+		if err == nil && len(extra) > 0 {
+			err = r.deleteAll(ctx, extra)
+		}
+		if err != nil || n < r.m.auditPage {
+			break
+		}
+	}
+	if !repair {
 		return err
 	}
-	err = r.deleteAll(ctx, extra)
 	after := r.m.Counts()
 	rep.Repaired += after.Created + after.Updated + after.Deleted - before.Created - before.Updated - before.Deleted
 	if cerr := r.commit(); err == nil {
@@ -220,6 +339,10 @@ func (r *setRun) audit(ctx context.Context, rep *AuditReport, repair bool) error
 	}
 	return err
 }
+
+// defaultAuditPage is how many resources of the state an audit reads at a
+// time when it looks for extras.
+const defaultAuditPage = 1000
 
 // verdict is what an audit found of one resource.
 type verdict int

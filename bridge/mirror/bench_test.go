@@ -22,7 +22,8 @@ import (
 // default 20,000; RSBRIDGE_BENCH_RECORD_BYTES, default 2,048): a baseline
 // from the Resource Dump against one from the Resource List with GETs (8
 // at a time), then a catch-up of 1,000 changes from the Change Dump
-// against one by GETs; each with its wall time and peak RSS.
+// against one by GETs, and an audit of the copy; each with its wall time
+// and peak RSS.
 //
 //	go test -run '^$' -bench BenchmarkMirror -benchtime 1x -timeout 60m ./bridge/mirror/
 func BenchmarkMirror(b *testing.B) {
@@ -88,6 +89,13 @@ func BenchmarkMirror(b *testing.B) {
 	b.Run(fmt.Sprintf("baseline/records=%d/get", n), func(b *testing.B) {
 		for b.Loop() {
 			run(b, "get", "-no-dumps")
+		}
+	})
+	// An audit of the copy the GETs made: every file read and hashed,
+	// the lists' URIs and the states' paths marked in the state's store.
+	b.Run(fmt.Sprintf("audit/records=%d", n), func(b *testing.B) {
+		for b.Loop() {
+			run(b, "get", "-audit")
 		}
 	})
 	// 1,000 changes, their list closed and dumped.

@@ -99,6 +99,9 @@ type Mirror struct {
 	lastErr  string
 	callback string // the callback server's URL, in follow mode
 	stateDir string
+	// auditPage is how many resources of the state an audit reads at a
+	// time when it looks for extras (defaultAuditPage; tests make it small).
+	auditPage int
 }
 
 // New opens the copy and its state (stateDir: one process at a time).
@@ -136,7 +139,7 @@ func New(stateDir string, o Options) (*Mirror, error) {
 	f := &fetcher{hc: &http.Client{Transport: transport, Timeout: o.Timeout}, headers: o.Headers, ua: o.UserAgent,
 		retries: o.Retries, backoff: 500 * time.Millisecond, maxBackoff: time.Minute, delay: o.Delay, maxDoc: o.MaxDocBytes, log: o.Logger}
 	sk.hooked = len(o.Hook) > 0
-	return &Mirror{opts: o, f: f, state: st, sink: sk, log: o.Logger, now: o.Now, quirks: map[string]bool{}, stateDir: stateDir}, nil
+	return &Mirror{opts: o, f: f, state: st, sink: sk, log: o.Logger, now: o.Now, quirks: map[string]bool{}, stateDir: stateDir, auditPage: defaultAuditPage}, nil
 }
 
 // Close closes the change log and the state.

@@ -458,3 +458,33 @@ func TestNoDumps(t *testing.T) {
 		t.Errorf("%+v; want all 30 by GET", c)
 	}
 }
+
+// TestAuditPagesThroughExtras: the audit reads the state a page at a time
+// for what no list names, and with repair deletes each page's extras
+// before reading the next; pages of 5 over 50 resources, 12 of them
+// extras, some at page edges.
+func TestAuditPagesThroughExtras(t *testing.T) {
+	s := newRsbridge(t, 50)
+	m, dir := openMirror(t, s, Options{Delete: true})
+	m.auditPage = 5
+	mustRun(t, m, s)
+	at := s.clk.Add(time.Minute)
+	for _, i := range []int{0, 4, 5, 9, 10, 11, 12, 13, 14, 30, 48, 49} {
+		s.up.Delete(i, at)
+	}
+	s.clk.Add(time.Second)
+	s.harvest()
+	ctx := context.Background()
+	rep, err := m.Audit(ctx, s.srv.URL, false)
+	if err != nil || rep.Listed != 38 || rep.Good != 38 || rep.Extra != 12 {
+		t.Fatalf("audit: %+v %v; want 38 listed and good, 12 extra", rep, err)
+	}
+	rep, err = m.Audit(ctx, s.srv.URL, true)
+	if err != nil || rep.Extra != 12 || rep.Repaired != 12 {
+		t.Fatalf("repair: %+v %v; want 12 extra, 12 repaired", rep, err)
+	}
+	s.checkCopy(dir)
+	if rep, err := m.Audit(ctx, s.srv.URL, false); err != nil || rep.Good != 38 || rep.Missing+rep.Differing+rep.Extra+rep.Stray != 0 {
+		t.Errorf("audit after the repair: %+v %v", rep, err)
+	}
+}
