@@ -24,6 +24,7 @@ import (
 	"github.com/rsbridge/rsbridge/bridge/source"
 	"github.com/rsbridge/rsbridge/oaipmh/oaiserver"
 	"github.com/rsbridge/rsbridge/rsync"
+	"github.com/rsbridge/rsbridge/store"
 )
 
 // unpacked is one dump package read back: its manifest and its files.
@@ -398,5 +399,54 @@ func TestDumpLifecycle(t *testing.T) {
 	}
 	if r, _ := dest.get(rd.Entries[0].Loc); r.StatusCode != 200 {
 		t.Errorf("current package: %d", r.StatusCode)
+	}
+}
+
+// TestBeforePrune: each retention pass calls the hook (the notifier's
+// KeepQuiet in serve) with its cutoff first; when the hook fails, the pass
+// does not prune and says why.
+func TestBeforePrune(t *testing.T) {
+	s := newFixture(t, oaiserver.Options{Records: 20, PageSize: 10}, 7, time.Hour)
+	s.cfg.ResourceSync.Retention = 3 * time.Hour
+	s.harvest()
+	s.advance(5 * time.Hour) // the first list closed long before the cutoff
+	ctx := context.Background()
+	var cutoffs []time.Time
+	fail := errors.New("channel store unavailable")
+	hook := func(_ context.Context, cutoff time.Time) error {
+		cutoffs = append(cutoffs, cutoff)
+		return fail
+	}
+	d := dumps.New(source.New(s.cfg, s.db), s.db, dumps.Options{Now: s.clock.Now, Dir: s.dumpDir, BeforePrune: hook})
+	d.Work(ctx)
+	if err := d.LastError(); !errors.Is(err, fail) || !strings.Contains(err.Error(), "before pruning") {
+		t.Errorf("a failing hook: %v", err)
+	}
+	if want := s.clock.Now().Add(-3 * time.Hour); len(cutoffs) != 1 || !cutoffs[0].Equal(want) {
+		t.Fatalf("the hook saw cutoffs %v, want one, %v", cutoffs, want)
+	}
+	var oldest time.Time
+	s.db.View(ctx, func(snap *store.Snap) error {
+		var err error
+		oldest, err = snap.Oldest("demo", "oai_dc", store.AllSet)
+		return err
+	})
+	if oldest.IsZero() {
+		t.Fatal("the history is gone: the pass pruned although its hook failed")
+	}
+	hook = func(_ context.Context, cutoff time.Time) error { cutoffs = append(cutoffs, cutoff); return nil }
+	d = dumps.New(source.New(s.cfg, s.db), s.db, dumps.Options{Now: s.clock.Now, Dir: s.dumpDir, BeforePrune: hook})
+	d.Work(ctx)
+	if err := d.LastError(); err != nil || len(cutoffs) != 2 {
+		t.Fatalf("a hook that succeeds: %v, %d calls", err, len(cutoffs))
+	}
+	var after time.Time
+	s.db.View(ctx, func(snap *store.Snap) error {
+		var err error
+		after, err = snap.Oldest("demo", "oai_dc", store.AllSet)
+		return err
+	})
+	if !after.After(oldest) {
+		t.Errorf("the history still starts at %v after a pass with a hook that succeeded (was %v)", after, oldest)
 	}
 }

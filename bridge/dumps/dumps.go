@@ -42,21 +42,28 @@ type Options struct {
 	Now    func() time.Time
 	Dir    string        // default Dir(cfg)
 	Tick   time.Duration // how often to look for work when nothing wakes it; default 1m
+	// BeforePrune, when set, runs before each retention pass with its
+	// cutoff; the pass waits for it and does not run if it fails. The
+	// notifier's KeepQuiet: a quiet channel's topic document is built from
+	// entries the pass may remove.
+	BeforePrune func(ctx context.Context, cutoff time.Time) error
 }
 
 // Dumper builds, prunes and removes dumps in the background.
 type Dumper struct {
-	src   *source.Source
-	cfg   *config.Config
-	db    *store.DB
-	dir   string
-	log   *slog.Logger
-	now   func() time.Time
-	tick  time.Duration
-	wake  chan struct{}
-	mu    sync.Mutex // guards the fields below
-	prune time.Time  // last retention pass
-	last  error      // last failure, for the status page
+	src  *source.Source
+	cfg  *config.Config
+	db   *store.DB
+	dir  string
+	log  *slog.Logger
+	now  func() time.Time
+	tick time.Duration
+	wake chan struct{}
+	// beforePrune is Options.BeforePrune.
+	beforePrune func(ctx context.Context, cutoff time.Time) error
+	mu          sync.Mutex // guards the fields below
+	prune       time.Time  // last retention pass
+	last        error      // last failure, for the status page
 }
 
 // New prepares a dumper of a source; Run starts it.
@@ -75,7 +82,8 @@ func New(src *source.Source, db *store.DB, o Options) *Dumper {
 		o.Tick = time.Minute
 	}
 	return &Dumper{src: src, cfg: cfg, db: db, dir: o.Dir,
-		log: o.Logger.With("component", "dumps"), now: o.Now, tick: o.Tick, wake: make(chan struct{}, 1)}
+		log: o.Logger.With("component", "dumps"), now: o.Now, tick: o.Tick, wake: make(chan struct{}, 1),
+		beforePrune: o.BeforePrune}
 }
 
 // Changed tells the dumper that a harvest committed changes; it looks for
@@ -170,6 +178,11 @@ func (d *Dumper) work(ctx context.Context) error {
 
 // pruneHistory applies retention to every repository and format.
 func (d *Dumper) pruneHistory(ctx context.Context, cutoff, now time.Time) error {
+	if d.beforePrune != nil {
+		if err := d.beforePrune(ctx, cutoff); err != nil {
+			return fmt.Errorf("retention: before pruning: %w", err)
+		}
+	}
 	for _, repo := range d.cfg.Repositories {
 		for _, prefix := range repo.MetadataPrefixes {
 			p, err := d.db.Prune(ctx, repo.Name, prefix, cutoff, now, d.cfg.ResourceSync.DumpGrace)

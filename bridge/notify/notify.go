@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -248,6 +249,59 @@ func (n *Notifier) publishFormat(ctx context.Context, k string, sets []source.Se
 			n.done = map[string]publishedMark{}
 		}
 		n.done[k] = mark
+	}
+	return errors.Join(errs...)
+}
+
+// KeepQuiet stores, as if it had been sent, the topic document of every
+// quiet channel whose window may reach back to cutoff: retention removes
+// change entries timed before it (and Change Lists closed by it), and the
+// topic URI of a quiet channel builds its document from the entries of its
+// newest pass (source.Channel). Built from fewer, that document would
+// claim fewer changes between its from and until than there were. The
+// entries of a window are timed at or after its QuietFrom (or, for the
+// channel's first window, when it started), so a channel whose window
+// starts after cutoff has nothing to lose: with the default retention of
+// 180 days, only channels quiet for that long are stored. Runs between
+// passes (pubMu), before each retention pass (dumps.Options.BeforePrune).
+func (n *Notifier) KeepQuiet(ctx context.Context, cutoff time.Time) error {
+	n.pubMu.Lock()
+	defer n.pubMu.Unlock()
+	sets, err := n.src.Sets(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, rs := range sets {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var ch store.Channel
+		var body []byte
+		err := n.db.View(ctx, func(snap *store.Snap) error {
+			var err error
+			ch, err = snap.ChannelLatest(rs.Repo.Name, rs.Prefix, rs.Spec)
+			if err != nil || !ch.Quiet || cmp.Or(ch.QuietFrom, ch.Started).After(cutoff) {
+				return err
+			}
+			doc, err := n.src.Channel(snap, rs)
+			if err != nil {
+				return err
+			}
+			var b bytes.Buffer
+			if err := doc.Write(&b); err != nil {
+				return err
+			}
+			body = b.Bytes()
+			return nil
+		})
+		if err == nil && body != nil {
+			ch.Latest, ch.Quiet, ch.QuietAfter, ch.QuietFrom = body, false, 0, time.Time{}
+			err = n.db.PutChannel(rs.Repo.Name, rs.Prefix, rs.Spec, ch)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: %w", rs.Topic(), err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -189,3 +189,132 @@ func TestPublishSet(t *testing.T) {
 	}
 	same("both listened")
 }
+
+// TestKeepQuietBeforePrune: retention removes the entries a quiet
+// channel's topic document is built from; KeepQuiet, run before it, stores
+// the document first, so the topic URI still serves what the pass would
+// have sent. Two stores, the same upstream and clock; retention runs on
+// both, KeepQuiet on the first only (the second shows what it prevents).
+func TestKeepQuietBeforePrune(t *testing.T) {
+	clk := oaiserver.NewClock(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
+	up := oaiserver.New(oaiserver.Options{Records: 10, PageSize: 5, Now: clk.Now})
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	cfg, err := config.ParseAndValidate(strings.NewReader(fmt.Sprintf(
+		"base_url: http://rs.test\ndefaults:\n  delay: 0s\nnotification:\n  enabled: true\n  max_entries: 3\nrepositories:\n  - name: demo\n    base_url: %s/oai\n", upSrv.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	type side struct {
+		db  *store.DB
+		h   *harvest.Harvester
+		src *source.Source
+		n   *Notifier
+	}
+	var sides [2]side
+	for i := range sides {
+		db, err := store.Open(store.Options{InMemory: true, Now: clk.Now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := source.New(cfg, db)
+		n, err := New(src, db, Options{Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sides[i] = side{db, h, src, n}
+	}
+	rs := sides[0].src.All(cfg.Repositories[0], "oai_dc")
+	each := func(fn func(side) error) {
+		t.Helper()
+		for _, sd := range sides {
+			if err := fn(sd); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	harvestBoth := func() {
+		each(func(sd side) error { _, err := sd.h.Harvest(ctx, harvest.HarvestOptions{}); return err })
+	}
+	publishBoth := func() {
+		each(func(sd side) error { sd.n.Publish(ctx); return sd.n.LastError() })
+	}
+	topicDoc := func(i int) []byte {
+		var b bytes.Buffer
+		err := sides[i].db.View(ctx, func(snap *store.Snap) error {
+			d, err := sides[i].src.Channel(snap, rs)
+			if err != nil {
+				return err
+			}
+			return d.Write(&b)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	harvestBoth()
+	publishBoth() // the channels start after the first 10
+	// Six records harvested, not yet notified; two hours later a seventh,
+	// in a Change List of its own. One quiet pass covers all seven: its
+	// last notification (of 3, 3, 1) would have held the seventh, from the
+	// sixth's time.
+	for range 6 {
+		up.Add(clk.Add(time.Second))
+	}
+	clk.Add(time.Minute)
+	harvestBoth()
+	clk.Add(2 * time.Hour)
+	up.Add(clk.Add(time.Second))
+	clk.Add(time.Minute)
+	harvestBoth()
+	publishBoth()
+	before := topicDoc(0)
+	if !bytes.Equal(before, topicDoc(1)) {
+		t.Fatal("the two sides differ before retention")
+	}
+	cutoff := clk.Now().Add(-30 * time.Minute) // the first list closed before it, the seventh record after
+	if err := sides[0].n.KeepQuiet(ctx, cutoff); err != nil {
+		t.Fatal(err)
+	}
+	var pruned [2]store.Pruned
+	for i, sd := range sides {
+		if pruned[i], err = sd.db.Prune(ctx, "demo", "oai_dc", cutoff, clk.Now(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pruned[1].Events == 0 || pruned[1].Lists == 0 {
+		t.Fatalf("retention removed %+v; the test needs the first Change List and its events gone", pruned[1])
+	}
+	if after := topicDoc(0); !bytes.Equal(after, before) {
+		t.Errorf("with KeepQuiet, the topic document changed with retention:\n%s\nwas\n%s", after, before)
+	}
+	if bytes.Equal(topicDoc(1), before) {
+		t.Error("without KeepQuiet the topic document did not change: this test no longer shows what KeepQuiet prevents")
+	}
+	// Stored, the channel is no longer quiet, and its cursor did not move:
+	// the next pass goes on from the same change.
+	var ch store.Channel
+	sides[0].db.View(ctx, func(snap *store.Snap) error { ch, err = snap.ChannelLatest("demo", "oai_dc", store.AllSet); return err })
+	if ch.Quiet || len(ch.Latest) == 0 || ch.LastSeq != 17 {
+		t.Errorf("after KeepQuiet: quiet %v, %d bytes, cursor %d; want stored, cursor 17", ch.Quiet, len(ch.Latest), ch.LastSeq)
+	}
+	// A channel whose window starts after the cutoff is left quiet.
+	up.Add(clk.Add(time.Second))
+	clk.Add(time.Minute)
+	harvestBoth()
+	publishBoth()
+	if err := sides[0].n.KeepQuiet(ctx, cutoff); err != nil {
+		t.Fatal(err)
+	}
+	sides[0].db.View(ctx, func(snap *store.Snap) error { ch, err = snap.ChannelLatest("demo", "oai_dc", store.AllSet); return err })
+	if !ch.Quiet {
+		t.Error("KeepQuiet stored a channel whose changes all come after the cutoff")
+	}
+}

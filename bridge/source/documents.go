@@ -350,7 +350,8 @@ func (s *Source) Channel(snap *store.Snap, rs Set) (Doc, error) {
 // remainder; each one's from is the until before it (QuietFrom for the
 // first), or its first change's time when that is earlier. The entries are
 // read again here (a ring of max_entries + 1 of them, whatever the pass
-// held); entries pruned since leave a notification with fewer changes.
+// held). Retention would remove them: the notifier stores this document
+// first (notify.Notifier.KeepQuiet).
 func (s *Source) quietChannel(snap *store.Snap, rs Set, ch store.Channel) (Doc, error) {
 	m := max(s.cfg.Notification.MaxEntries, 1)
 	ring := make([]*store.SetEvent, m+1)

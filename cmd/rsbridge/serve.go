@@ -253,13 +253,20 @@ func (svc *service) close() {
 func assemble(ctx context.Context, cfg *config.Config, db *store.DB, log *slog.Logger) (*service, error) {
 	src := source.New(cfg, db)
 	metrics := bridge.NewMetrics()
-	svc := &service{dumper: dumps.New(src, db, dumps.Options{Logger: log})}
-	obs := harvest.Observers{metrics, harvest.OnChange(svc.dumper)}
+	svc := &service{}
+	dopts := dumps.Options{Logger: log}
 	if cfg.Notification.On() {
 		var err error
 		if svc.notifier, err = notify.New(src, db, notify.Options{Logger: log}); err != nil {
 			return nil, err
 		}
+		// Quiet channels' topic documents are stored before retention
+		// removes the entries they are built from.
+		dopts.BeforePrune = svc.notifier.KeepQuiet
+	}
+	svc.dumper = dumps.New(src, db, dopts)
+	obs := harvest.Observers{metrics, harvest.OnChange(svc.dumper)}
+	if svc.notifier != nil {
 		obs = append(obs, harvest.OnChange(svc.notifier))
 	}
 	if cfg.Export.On() {
