@@ -17,38 +17,44 @@ import (
 	"github.com/rsbridge/rsbridge/store"
 )
 
-// TestPublishSet: a new channel starts at the changes already listed, then
-// every later change is notified once, in order, in notifications of at
-// most max_entries whose intervals follow one another; the channel keeps
-// the latest one. Two sources harvest the same upstream at the same times:
-// one channel has a subscriber (stored, never called: the hub is not
-// started), the other none, and is quiet: its cursor moves the same, no
-// notification is built, and its topic document, built when asked, is the
-// listened one's byte for byte.
-func TestPublishSet(t *testing.T) {
+// twin is two sources harvesting one upstream at the same times, each
+// with its own in-memory store and notifier: what one test does to one
+// side, the other side shows without.
+type twin struct {
+	t     *testing.T
+	clk   *oaiserver.Clock
+	up    *oaiserver.Synthetic
+	cfg   *config.Config
+	rs    source.Set
+	sides [2]side
+}
+
+type side struct {
+	db  *store.DB
+	h   *harvest.Harvester
+	src *source.Source
+	n   *Notifier
+}
+
+// newTwin starts the upstream of 10 records and the two sides, with
+// notifications of at most 3 changes and Change Lists of an hour.
+func newTwin(t *testing.T) *twin {
 	clk := oaiserver.NewClock(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
 	up := oaiserver.New(oaiserver.Options{Records: 10, PageSize: 5, Now: clk.Now})
 	upSrv := httptest.NewServer(up)
-	defer upSrv.Close()
+	t.Cleanup(upSrv.Close)
 	cfg, err := config.ParseAndValidate(strings.NewReader(fmt.Sprintf(
 		"base_url: http://rs.test\ndefaults:\n  delay: 0s\nnotification:\n  enabled: true\n  max_entries: 3\nrepositories:\n  - name: demo\n    base_url: %s/oai\n", upSrv.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	type side struct {
-		db  *store.DB
-		h   *harvest.Harvester
-		src *source.Source
-		n   *Notifier
-	}
-	var sides [2]side // 0 listened, 1 quiet
-	for i := range sides {
+	tw := &twin{t: t, clk: clk, up: up, cfg: cfg}
+	for i := range tw.sides {
 		db, err := store.Open(store.Options{InMemory: true, Now: clk.Now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer db.Close()
+		t.Cleanup(func() { db.Close() })
 		h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
@@ -58,9 +64,77 @@ func TestPublishSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sides[i] = side{db, h, src, n}
+		tw.sides[i] = side{db, h, src, n}
 	}
-	rs := sides[0].src.All(cfg.Repositories[0], "oai_dc")
+	tw.rs = tw.sides[0].src.All(cfg.Repositories[0], "oai_dc")
+	return tw
+}
+
+// harvest harvests the upstream into both sides.
+func (tw *twin) harvest() {
+	tw.t.Helper()
+	for _, sd := range tw.sides {
+		if _, err := sd.h.Harvest(context.Background(), harvest.HarvestOptions{}); err != nil {
+			tw.t.Fatal(err)
+		}
+	}
+}
+
+// publish runs a notification pass on both sides.
+func (tw *twin) publish() {
+	tw.t.Helper()
+	for _, sd := range tw.sides {
+		sd.n.Publish(context.Background())
+		if err := sd.n.LastError(); err != nil {
+			tw.t.Fatal(err)
+		}
+	}
+}
+
+// channel is side i's channel of the all-records set.
+func (tw *twin) channel(i int) store.Channel {
+	tw.t.Helper()
+	var ch store.Channel
+	err := tw.sides[i].db.View(context.Background(), func(snap *store.Snap) error {
+		var err error
+		ch, err = snap.ChannelLatest("demo", "oai_dc", store.AllSet)
+		return err
+	})
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	return ch
+}
+
+// topicDoc is what side i's topic URI serves.
+func (tw *twin) topicDoc(i int) []byte {
+	tw.t.Helper()
+	var b bytes.Buffer
+	err := tw.sides[i].db.View(context.Background(), func(snap *store.Snap) error {
+		d, err := tw.sides[i].src.Channel(snap, tw.rs)
+		if err != nil {
+			return err
+		}
+		return d.Write(&b)
+	})
+	if err != nil {
+		tw.t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestPublishSet: a new channel starts at the changes already listed, then
+// every later change is notified once, in order, in notifications of at
+// most max_entries whose intervals follow one another; the channel keeps
+// the latest one. Two sources harvest the same upstream at the same times:
+// one channel has a subscriber (stored, never called: the hub is not
+// started), the other none, and is quiet: its cursor moves the same, no
+// notification is built, and its topic document, built when asked, is the
+// listened one's byte for byte.
+func TestPublishSet(t *testing.T) {
+	tw := newTwin(t)
+	clk, up, rs, sides := tw.clk, tw.up, tw.rs, &tw.sides
+	ctx := context.Background()
 	// subscribe stores a live subscription to the channel on side i (its
 	// callback is never called: the hub is not started).
 	subscribe := func(i int) {
@@ -71,42 +145,7 @@ func TestPublishSet(t *testing.T) {
 		}
 	}
 	subscribe(0)
-	run := func() {
-		t.Helper()
-		for _, sd := range sides {
-			if _, err := sd.h.Harvest(ctx, harvest.HarvestOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	publish := func() {
-		t.Helper()
-		for _, sd := range sides {
-			sd.n.Publish(ctx)
-			if err := sd.n.LastError(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	channel := func(i int) store.Channel {
-		var ch store.Channel
-		sides[i].db.View(ctx, func(snap *store.Snap) error { ch, err = snap.ChannelLatest("demo", "oai_dc", store.AllSet); return err })
-		return ch
-	}
-	topicDoc := func(i int) []byte {
-		var b bytes.Buffer
-		err := sides[i].db.View(ctx, func(snap *store.Snap) error {
-			d, err := sides[i].src.Channel(snap, rs)
-			if err != nil {
-				return err
-			}
-			return d.Write(&b)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.Bytes()
-	}
+	run, publish, channel, topicDoc := tw.harvest, tw.publish, tw.channel, tw.topicDoc
 	// change adds n records upstream, a second apart, then harvests and
 	// publishes a minute later.
 	change := func(n int) {
@@ -196,69 +235,10 @@ func TestPublishSet(t *testing.T) {
 // have sent. Two stores, the same upstream and clock; retention runs on
 // both, KeepQuiet on the first only (the second shows what it prevents).
 func TestKeepQuietBeforePrune(t *testing.T) {
-	clk := oaiserver.NewClock(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
-	up := oaiserver.New(oaiserver.Options{Records: 10, PageSize: 5, Now: clk.Now})
-	upSrv := httptest.NewServer(up)
-	defer upSrv.Close()
-	cfg, err := config.ParseAndValidate(strings.NewReader(fmt.Sprintf(
-		"base_url: http://rs.test\ndefaults:\n  delay: 0s\nnotification:\n  enabled: true\n  max_entries: 3\nrepositories:\n  - name: demo\n    base_url: %s/oai\n", upSrv.URL)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tw := newTwin(t)
+	clk, up, sides := tw.clk, tw.up, &tw.sides
 	ctx := context.Background()
-	type side struct {
-		db  *store.DB
-		h   *harvest.Harvester
-		src *source.Source
-		n   *Notifier
-	}
-	var sides [2]side
-	for i := range sides {
-		db, err := store.Open(store.Options{InMemory: true, Now: clk.Now, ChangeListLimit: 1000, ChangeListPeriod: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		h, err := harvest.New(cfg, cfg.Repositories[0], db, harvest.Options{Now: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		src := source.New(cfg, db)
-		n, err := New(src, db, Options{Now: clk.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sides[i] = side{db, h, src, n}
-	}
-	rs := sides[0].src.All(cfg.Repositories[0], "oai_dc")
-	each := func(fn func(side) error) {
-		t.Helper()
-		for _, sd := range sides {
-			if err := fn(sd); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	harvestBoth := func() {
-		each(func(sd side) error { _, err := sd.h.Harvest(ctx, harvest.HarvestOptions{}); return err })
-	}
-	publishBoth := func() {
-		each(func(sd side) error { sd.n.Publish(ctx); return sd.n.LastError() })
-	}
-	topicDoc := func(i int) []byte {
-		var b bytes.Buffer
-		err := sides[i].db.View(ctx, func(snap *store.Snap) error {
-			d, err := sides[i].src.Channel(snap, rs)
-			if err != nil {
-				return err
-			}
-			return d.Write(&b)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.Bytes()
-	}
+	harvestBoth, publishBoth, topicDoc := tw.harvest, tw.publish, tw.topicDoc
 	harvestBoth()
 	publishBoth() // the channels start after the first 10
 	// Six records harvested, not yet notified; two hours later a seventh,
@@ -285,6 +265,7 @@ func TestKeepQuietBeforePrune(t *testing.T) {
 	}
 	var pruned [2]store.Pruned
 	for i, sd := range sides {
+		var err error
 		if pruned[i], err = sd.db.Prune(ctx, "demo", "oai_dc", cutoff, clk.Now(), time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -300,8 +281,7 @@ func TestKeepQuietBeforePrune(t *testing.T) {
 	}
 	// Stored, the channel is no longer quiet, and its cursor did not move:
 	// the next pass goes on from the same change.
-	var ch store.Channel
-	sides[0].db.View(ctx, func(snap *store.Snap) error { ch, err = snap.ChannelLatest("demo", "oai_dc", store.AllSet); return err })
+	ch := tw.channel(0)
 	if ch.Quiet || len(ch.Latest) == 0 || ch.LastSeq != 17 {
 		t.Errorf("after KeepQuiet: quiet %v, %d bytes, cursor %d; want stored, cursor 17", ch.Quiet, len(ch.Latest), ch.LastSeq)
 	}
@@ -313,8 +293,7 @@ func TestKeepQuietBeforePrune(t *testing.T) {
 	if err := sides[0].n.KeepQuiet(ctx, cutoff); err != nil {
 		t.Fatal(err)
 	}
-	sides[0].db.View(ctx, func(snap *store.Snap) error { ch, err = snap.ChannelLatest("demo", "oai_dc", store.AllSet); return err })
-	if !ch.Quiet {
+	if ch = tw.channel(0); !ch.Quiet {
 		t.Error("KeepQuiet stored a channel whose changes all come after the cutoff")
 	}
 }
