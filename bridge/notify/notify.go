@@ -280,7 +280,7 @@ func (n *Notifier) KeepQuiet(ctx context.Context, cutoff time.Time) error {
 		var body []byte
 		err := n.db.View(ctx, func(snap *store.Snap) error {
 			var err error
-			ch, err = snap.ChannelLatest(rs.Repo.Name, rs.Prefix, rs.Spec)
+			ch, err = snap.Channel(rs.Repo.Name, rs.Prefix, rs.Spec) // without the body: most are not quiet
 			if err != nil || !ch.Quiet || cmp.Or(ch.QuietFrom, ch.Started).After(cutoff) {
 				return err
 			}
