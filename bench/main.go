@@ -416,23 +416,32 @@ func written(pid int) int64 {
 	return 0
 }
 
-var seriesRE = regexp.MustCompile(`(?m)^(rsbridge_harvest_records_total|rsbridge_runs_total)(\{[^}]*\})? ([0-9.e+]+)$`)
+var (
+	seriesRE = regexp.MustCompile(`(?m)^(rsbridge_harvest_records_total|rsbridge_runs_total)(\{[^}]*\})? ([0-9.e+]+)$`)
+	repoRE   = regexp.MustCompile(`repository="([^"]*)"`)
+)
 
-// counters sums the records read and the runs ended, from /metrics.
+// counters sums the records read, and counts the repositories with a run
+// ended (whatever its outcome), from /metrics. Repositories, not runs: a
+// scheduled run of a repository already harvested, or the dead one's
+// retry, must not stand in for a first run still going (it did, from
+// 2026-11-25: the harvest was taken as done with the slow repository
+// still running).
 func (b *bench) counters() (records, runs float64, err error) {
 	body, err := get(b.base + "/metrics")
 	if err != nil {
 		return 0, 0, err
 	}
+	ended := map[string]bool{}
 	for _, m := range seriesRE.FindAllStringSubmatch(string(body), -1) {
 		v, _ := strconv.ParseFloat(m[3], 64)
-		if m[1] == "rsbridge_runs_total" {
-			runs += v
-		} else {
+		if m[1] != "rsbridge_runs_total" {
 			records += v
+		} else if r := repoRE.FindStringSubmatch(m[2]); r != nil && v > 0 {
+			ended[r[1]] = true
 		}
 	}
-	return records, runs, nil
+	return records, float64(len(ended)), nil
 }
 
 func get(url string) ([]byte, error) {
