@@ -172,7 +172,7 @@ func (m *MirrorDB) ResourcesAfter(ctx context.Context, set, after string, limit 
 	}
 	n := 0
 	return m.db.View(func(txn *badger.Txn) error {
-		return scanFrom(txn, prefix, start, func(_, v []byte) error {
+		return scanFrom(txn, prefix, start, func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -182,7 +182,7 @@ func (m *MirrorDB) ResourcesAfter(ctx context.Context, set, after string, limit 
 			n++
 			var r MirrorResource
 			if err := json.Unmarshal(v, &r); err != nil {
-				return err
+				return fmt.Errorf("mirror state: resource %q of set %s: %w (the state is damaged: a mirror run with a new -state directory takes the baseline again)", k[len(prefix):], set, err)
 			}
 			return fn(&r)
 		})
