@@ -39,6 +39,12 @@ type Batch struct {
 	dirty    map[string]bool
 	released bool // the read lock on db.mu taken by NewBatch was given back
 
+	// stems are the namespace's (stems.go) as stored; tried says which
+	// ones this batch already tried to learn, so records with none to give
+	// do not each write a transaction.
+	stems stems
+	tried struct{ landing, id bool }
+
 	// got is the state Get last read from the transaction. A record's
 	// state is asked for three times before it is written (by the caller,
 	// keepVersion and put), and in a first harvest each is a miss that
@@ -69,6 +75,11 @@ func (db *DB) NewBatch(repo, prefix string) (*Batch, error) {
 	if _, err := getJSON(b.txn, key('n', repo, prefix), &b.ctr); err != nil {
 		b.Discard()
 		return nil, fmt.Errorf("store: counter %s/%s: %w", repo, prefix, err)
+	}
+	var err error
+	if b.stems, err = db.stems(b.txn, repo, prefix); err != nil {
+		b.Discard()
+		return nil, err
 	}
 	if b.ctr.Began.IsZero() {
 		// The first batch anchors the first Change List of every set.
@@ -127,7 +138,10 @@ func (b *Batch) Apply(next *Record, metadata []byte, ev *Event) error {
 		}
 		v := encodeEvent(ev)
 		if short = next.sameEvent(ev); short {
-			v = shortEvent(ev.Identifier)
+			if err := b.learn("", ev.Identifier); err != nil {
+				return err
+			}
+			v = shortEvent(ev.Identifier, b.stems)
 		}
 		b.stage(seqKey('e', ev.Seq, b.repo, b.prefix), v)
 		if err := b.keepVersion(next, metadata, ev.Seq); err != nil {
@@ -215,13 +229,13 @@ func (b *Batch) Get(id string) (*Record, error) {
 			if b.staged[i].del {
 				return nil, nil
 			}
-			return r, decodeRecord(b.staged[i].v, r)
+			return r, decodeRecord(b.staged[i].v, r, b.stems)
 		}
 	}
 	if b.got.valid && b.got.id == id {
 		return b.got.rec.clone(), nil
 	}
-	found, err := getRecord(b.txn, k, r)
+	found, err := getRecord(b.txn, k, r, b.stems)
 	if err != nil {
 		return nil, wrapKey(err, b.repo, b.prefix, id)
 	}
@@ -254,7 +268,10 @@ func (b *Batch) put(rec *Record, metadata []byte, short bool) error {
 			return err
 		}
 	}
-	v := encodeRecord(rec)
+	if err := b.learn(rec.Landing, ""); err != nil {
+		return err
+	}
+	v := encodeRecord(rec, b.stems)
 	id := rec.Identifier
 	b.stage(key('r', b.repo, b.prefix, id), v)
 	if rec.Deleted {
@@ -280,6 +297,30 @@ func (b *Batch) put(rec *Record, metadata []byte, short bool) error {
 		b.ctr.Deleted += btoi(isTomb) - btoi(wasTomb)
 		b.ctrDirty = true
 	}
+	return nil
+}
+
+// learn stores the namespace's landing stem from landing, and its
+// identifier stem from id, when the store has none yet (stems.go), at most
+// once a batch each.
+func (b *Batch) learn(landing, id string) error {
+	var l, i string
+	if landing != "" && b.stems.Landing == "" && !b.tried.landing {
+		b.tried.landing = true
+		l = landingStem(landing)
+	}
+	if id != "" && b.stems.ID == "" && !b.tried.id {
+		b.tried.id = true
+		i = idStem(id)
+	}
+	if l == "" && i == "" {
+		return nil
+	}
+	st, err := b.db.learnStems(b.repo, b.prefix, l, i)
+	if err != nil {
+		return err
+	}
+	b.stems = st
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -21,17 +22,21 @@ import (
 // state, stored twice per set membership and rewritten by every compaction).
 // Version 4 gives the flags byte (1: deleted) two more: 2, FirstSeen is
 // Modified (and is not written twice); 4, the event at Seq is stored short
-// (Record.eventShort). A version an older rsbridge does not know, so that it
-// refuses the state rather than misreads it.
+// (Record.eventShort). Version 5 gives it one more: 8, the landing page is
+// stored without the namespace's landing stem (stems.go). Each is a version
+// an older rsbridge does not know, so that it refuses the state rather than
+// misreads it.
 const (
 	recordV1 = 1
 	recordV2 = 2
 	recordV3 = 3
 	recordV4 = 4
+	recordV5 = 5
 
 	flagDeleted    = 1
 	flagFirstIsMod = 2
 	flagEventShort = 4
+	flagLandingRel = 8
 )
 
 // wellKnownNS are the metadata namespaces a version 3 state names by number
@@ -103,10 +108,11 @@ func appendHex(b []byte, h string, n int) []byte {
 	return append(append(b, 1), raw...)
 }
 
-// encodeRecord serialises the state part of a record (not its key fields).
-func encodeRecord(r *Record) []byte {
+// encodeRecord serialises the state part of a record (not its key fields),
+// its landing page relative to st.Landing when it begins with it.
+func encodeRecord(r *Record, st stems) []byte {
 	b := make([]byte, 0, 160+len(r.Landing)+len(r.Namespace))
-	b = append(b, recordV4)
+	b = append(b, recordV5)
 	var flags byte
 	if r.Deleted {
 		flags |= flagDeleted
@@ -118,6 +124,11 @@ func encodeRecord(r *Record) []byte {
 	if r.eventShort {
 		flags |= flagEventShort
 	}
+	landing := r.Landing
+	if rest, ok := strings.CutPrefix(landing, st.Landing); ok && st.Landing != "" {
+		landing = rest
+		flags |= flagLandingRel
+	}
 	b = append(b, flags)
 	b = appendTime(b, r.Datestamp)
 	b = appendString(b, r.DatestampRaw)
@@ -126,7 +137,7 @@ func encodeRecord(r *Record) []byte {
 		b = appendString(b, s)
 	}
 	b = appendNamespace(b, r.Namespace)
-	b = appendString(b, r.Landing)
+	b = appendString(b, landing)
 	b = binary.AppendVarint(b, r.Length)
 	b = appendHex(b, r.MD5, 16)
 	b = appendHex(b, r.SHA256, 32)
@@ -207,14 +218,18 @@ func (d *reader) hex(n int) string {
 	return hex.EncodeToString(d.bytes(n))
 }
 
-// decodeRecord fills the state part of r.
-func decodeRecord(b []byte, r *Record) error {
-	if len(b) < 2 || b[0] < recordV1 || b[0] > recordV4 {
+// decodeRecord fills the state part of r; st are the stems of r's
+// repository and format (DB.stems).
+func decodeRecord(b []byte, r *Record, st stems) error {
+	if len(b) < 2 || b[0] < recordV1 || b[0] > recordV5 {
 		return fmt.Errorf("%w: unknown version", errCorrupt)
 	}
 	flags := b[1]
-	if b[0] < recordV4 {
+	switch {
+	case b[0] < recordV4:
 		flags &= flagDeleted
+	case b[0] < recordV5:
+		flags &^= flagLandingRel
 	}
 	r.Deleted = flags&flagDeleted != 0
 	r.eventShort = flags&flagEventShort != 0
@@ -235,6 +250,12 @@ func decodeRecord(b []byte, r *Record) error {
 		r.Namespace = d.str()
 	}
 	r.Landing = d.str()
+	if flags&flagLandingRel != 0 {
+		if st.Landing == "" {
+			return fmt.Errorf("%w: landing page relative to a stem the store does not hold", errCorrupt)
+		}
+		r.Landing = st.Landing + r.Landing
+	}
 	r.Length = d.varint()
 	r.MD5 = d.hex(16)
 	r.SHA256 = d.hex(32)
@@ -249,7 +270,7 @@ func decodeRecord(b []byte, r *Record) error {
 }
 
 // getRecord reads a record state from a transaction.
-func getRecord(txn *badger.Txn, k []byte, r *Record) (bool, error) {
+func getRecord(txn *badger.Txn, k []byte, r *Record, st stems) (bool, error) {
 	it, err := txn.Get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, nil
@@ -257,7 +278,7 @@ func getRecord(txn *badger.Txn, k []byte, r *Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, it.Value(func(v []byte) error { return decodeRecord(v, r) })
+	return true, it.Value(func(v []byte) error { return decodeRecord(v, r, st) })
 }
 
 // Change events and their per-set entries are written once per record and
@@ -273,14 +294,22 @@ func getRecord(txn *badger.Txn, k []byte, r *Record) (bool, error) {
 // (Record.eventShort); the batch that changes the state first writes the
 // event in full (Batch.put). It is read through the state (eventReader). A
 // harvest writes fewer bytes into the tree (an event was 113 of a record's
-// ~390 bytes there) and compactions rewrite fewer.
+// ~390 bytes there) and compactions rewrite fewer. eventShortRel is a short
+// event whose identifier begins with the namespace's identifier stem
+// (stems.go), which it leaves out.
 const (
-	eventV1    = 1
-	eventShort = 2
+	eventV1       = 1
+	eventShort    = 2
+	eventShortRel = 3
 )
 
 // shortEvent is the stored form of an event the state it created says.
-func shortEvent(id string) []byte { return append([]byte{eventShort}, id...) }
+func shortEvent(id string, st stems) []byte {
+	if rest, ok := strings.CutPrefix(id, st.ID); ok && st.ID != "" {
+		return append([]byte{eventShortRel}, rest...)
+	}
+	return append([]byte{eventShort}, id...)
+}
 
 func encodeEvent(ev *Event) []byte {
 	b := appendHead(make([]byte, 0, 96+len(ev.Identifier)), ev.Time, ev.Identifier, ev.Change)
@@ -341,10 +370,18 @@ func (d *reader) head() (time.Time, string, Change) {
 
 // decodeEvent fills ev's stored fields (not Seq, Repo, Prefix: the key's).
 // A short event fills the identifier alone and reports short: the rest is
-// the state's (eventReader).
-func decodeEvent(b []byte, ev *Event) (short bool, err error) {
-	if len(b) > 0 && b[0] == eventShort {
+// the state's (eventReader). st are the stems of the event's repository and
+// format.
+func decodeEvent(b []byte, ev *Event, st stems) (short bool, err error) {
+	switch {
+	case len(b) > 0 && b[0] == eventShort:
 		ev.Identifier = string(b[1:])
+		return true, nil
+	case len(b) > 0 && b[0] == eventShortRel:
+		if st.ID == "" {
+			return false, fmt.Errorf("%w: short event relative to a stem the store does not hold", errCorrupt)
+		}
+		ev.Identifier = st.ID + string(b[1:])
 		return true, nil
 	}
 	d, err := binaryReader(b, "event", ev)

@@ -3,7 +3,9 @@ package store
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,12 +29,66 @@ func TestRecordCodec(t *testing.T) {
 		{Namespace: "http://www.w3.org/2005/Atom"},
 		{Namespace: "https://github.com/JPCOAR/schema/blob/master/2.0"},
 	} {
-		var got Record
-		if err := decodeRecord(encodeRecord(&r), &got); err != nil {
-			t.Fatal(err)
+		// Without stems, and with a landing stem the record's landing page
+		// may or may not begin with.
+		for _, st := range []stems{{}, {Landing: "https://x/"}, {Landing: "https://x/1"}, {Landing: "https://y/"}} {
+			var got Record
+			if err := decodeRecord(encodeRecord(&r, st), &got, st); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, r) {
+				t.Errorf("round trip with %+v\n got %+v\nwant %+v", st, got, r)
+			}
 		}
-		if !reflect.DeepEqual(got, r) {
-			t.Errorf("round trip\n got %+v\nwant %+v", got, r)
+	}
+}
+
+// TestRecordCodecLandingStem: a landing page that begins with the landing
+// stem is stored without it, and such a state is refused, not misread,
+// without the stem or by a reader of version 4.
+func TestRecordCodecLandingStem(t *testing.T) {
+	const landing = "https://repo.example.ac.jp/records/12345"
+	r := Record{Landing: landing, Modified: time.Unix(1e9, 0).UTC(), FirstSeen: time.Unix(1e9, 0).UTC()}
+	st := stems{Landing: landingStem(landing)}
+	if st.Landing != "https://repo.example.ac.jp/records/" {
+		t.Fatalf("landing stem %q", st.Landing)
+	}
+	rel, whole := encodeRecord(&r, st), encodeRecord(&r, stems{})
+	if len(whole)-len(rel) != len(st.Landing) {
+		t.Errorf("relative: %d bytes, whole: %d; want %d fewer", len(rel), len(whole), len(st.Landing))
+	}
+	if rel[0] != recordV5 || rel[1]&flagLandingRel == 0 || whole[1]&flagLandingRel != 0 {
+		t.Errorf("version and flags: %x, %x", rel[:2], whole[:2])
+	}
+	var got Record
+	if err := decodeRecord(rel, &got, stems{}); !errors.Is(err, errCorrupt) {
+		t.Errorf("relative state without its stem: %v, %+v", err, got)
+	}
+	// Version 4 never set the flag: a stray bit there is not read as one.
+	v4 := slices.Clone(whole)
+	v4[0], v4[1] = recordV4, v4[1]|flagLandingRel
+	if err := decodeRecord(v4, &got, st); err != nil || got.Landing != landing {
+		t.Errorf("version 4: %v, landing %q", err, got.Landing)
+	}
+}
+
+func TestStemsOf(t *testing.T) {
+	for _, c := range []struct{ in, landing, id string }{
+		{"https://repo.example.ac.jp/records/12345", "https://repo.example.ac.jp/records/", "https://repo.example.ac.jp/records/"},
+		{"oai:repo.example.ac.jp:00012345", "", "oai:repo.example.ac.jp:"},
+		{"oai:demo.rsbridge.example:dept/論文 17:v2", "oai:demo.rsbridge.example:dept/", "oai:demo.rsbridge.example:"},
+		{"http://hdl.handle.net/2115/1234", "http://hdl.handle.net/2115/", "http://hdl.handle.net/2115/"},
+		{"https://host", "", ""},
+		{"https://host/", "https://host/", "https://host/"},
+		{"oai::x", "", ""},
+		{"urn:nbn:jp:1", "", ""},
+		{"", "", ""},
+	} {
+		if got := landingStem(c.in); got != c.landing {
+			t.Errorf("landingStem(%q) = %q, want %q", c.in, got, c.landing)
+		}
+		if got := idStem(c.in); got != c.id {
+			t.Errorf("idStem(%q) = %q, want %q", c.in, got, c.id)
 		}
 	}
 }
@@ -41,11 +97,11 @@ func TestRecordCodec(t *testing.T) {
 // written before version 3 (namespace always as a string) still decode.
 func TestRecordCodecNamespace(t *testing.T) {
 	const ns = "https://github.com/JPCOAR/schema/blob/master/2.0/"
-	with, without := encodeRecord(&Record{Namespace: ns}), encodeRecord(&Record{})
+	with, without := encodeRecord(&Record{Namespace: ns}, stems{}), encodeRecord(&Record{}, stems{})
 	if len(with) != len(without)-1 { // its number, against 0 and an empty string
 		t.Errorf("a well-known namespace: %d bytes, none: %d", len(with), len(without))
 	}
-	if other := encodeRecord(&Record{Namespace: "urn:x"}); len(other) != len(without)+len("urn:x") {
+	if other := encodeRecord(&Record{Namespace: "urn:x"}, stems{}); len(other) != len(without)+len("urn:x") {
 		t.Errorf("another namespace: %d bytes, want %d", len(other), len(without)+len("urn:x"))
 	}
 	v2 := []byte{recordV2, 0}
@@ -59,19 +115,19 @@ func TestRecordCodecNamespace(t *testing.T) {
 	v2 = append(v2, 0, 0, 0, 0)     // no digests, zero times
 	v2 = binary.AppendUvarint(v2, 2)
 	var got Record
-	if err := decodeRecord(v2, &got); err != nil {
+	if err := decodeRecord(v2, &got, stems{}); err != nil {
 		t.Fatal(err)
 	}
 	if want := (Record{Namespace: ns, Length: 9, Seq: 2}); !reflect.DeepEqual(got, want) {
 		t.Errorf("version 2: got %+v\nwant %+v", got, want)
 	}
 	// A number beyond the list (a newer version's) is an error, not a guess.
-	bad := encodeRecord(&Record{Namespace: ns})
+	bad := encodeRecord(&Record{Namespace: ns}, stems{})
 	if bad[5] != 3 { // version, flags, datestamp, raw datestamp, sets, namespace
 		t.Fatalf("namespace number %d, want 3", bad[5])
 	}
 	bad[5] = byte(len(wellKnownNS) + 1)
-	if err := decodeRecord(bad, &got); err == nil {
+	if err := decodeRecord(bad, &got, stems{}); err == nil {
 		t.Error("an unknown namespace number decodes")
 	}
 }
@@ -92,7 +148,7 @@ func TestRecordCodecReadsV1(t *testing.T) {
 	v1 = binary.AppendVarint(v1, now.UnixNano()) // first seen
 	v1 = binary.AppendUvarint(v1, 5)
 	var got Record
-	if err := decodeRecord(v1, &got); err != nil {
+	if err := decodeRecord(v1, &got, stems{}); err != nil {
 		t.Fatal(err)
 	}
 	want := Record{Datestamp: now, Sets: []string{"a"}, Length: 7, FirstSeen: now, Seq: 5, Deleted: true}
@@ -102,16 +158,49 @@ func TestRecordCodecReadsV1(t *testing.T) {
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(encodeRecord(&Record{Sets: []string{"a"}, Landing: "x", MD5: "0123456789abcdef0123456789abcdef"}))
+	st := stems{Landing: "https://x/"}
+	f.Add(encodeRecord(&Record{Sets: []string{"a"}, Landing: "x", MD5: "0123456789abcdef0123456789abcdef"}, st))
+	f.Add(encodeRecord(&Record{Landing: "https://x/1"}, st))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r Record
-		if decodeRecord(b, &r) == nil {
+		if decodeRecord(b, &r, st) == nil {
 			var again Record
-			if err := decodeRecord(encodeRecord(&r), &again); err != nil {
+			if err := decodeRecord(encodeRecord(&r, st), &again, st); err != nil {
 				t.Fatalf("re-encoding a decoded record fails: %v", err)
+			}
+			if again.Landing != r.Landing {
+				t.Fatalf("landing %q re-read as %q", r.Landing, again.Landing)
 			}
 		}
 	})
+}
+
+// TestShortEventStem: a short event leaves the identifier stem out when the
+// identifier begins with it, and is refused without the stem.
+func TestShortEventStem(t *testing.T) {
+	st := stems{ID: "oai:repo.example.ac.jp:"}
+	for _, c := range []struct {
+		id   string
+		st   stems
+		size int
+	}{
+		{"oai:repo.example.ac.jp:00012345", st, 1 + len("00012345")},
+		{"oai:other.example:1", st, 1 + len("oai:other.example:1")},
+		{"oai:repo.example.ac.jp:1", stems{}, 1 + len("oai:repo.example.ac.jp:1")},
+		{"oai:repo.example.ac.jp:", st, 1},
+	} {
+		b := shortEvent(c.id, c.st)
+		if len(b) != c.size {
+			t.Errorf("short event of %q with %+v: %d bytes, want %d", c.id, c.st, len(b), c.size)
+		}
+		var ev Event
+		if short, err := decodeEvent(b, &ev, c.st); err != nil || !short || ev.Identifier != c.id {
+			t.Errorf("short event of %q: %q, %v, %v", c.id, ev.Identifier, short, err)
+		}
+	}
+	if _, err := decodeEvent(shortEvent("oai:repo.example.ac.jp:1", st), &Event{}, stems{}); !errors.Is(err, errCorrupt) {
+		t.Errorf("relative short event without its stem: %v", err)
+	}
 }
 
 // TestEventCodec: events and change entries round-trip through the binary
@@ -125,12 +214,12 @@ func TestEventCodec(t *testing.T) {
 	}
 	for _, want := range evs {
 		var got Event
-		if short, err := decodeEvent(encodeEvent(&want), &got); err != nil || short || !reflect.DeepEqual(got, want) {
+		if short, err := decodeEvent(encodeEvent(&want), &got, stems{}); err != nil || short || !reflect.DeepEqual(got, want) {
 			t.Errorf("event %+v: got %+v, %v", want, got, err)
 		}
 		legacy, _ := json.Marshal(want)
 		got = Event{}
-		if short, err := decodeEvent(legacy, &got); err != nil || short || !reflect.DeepEqual(got, want) {
+		if short, err := decodeEvent(legacy, &got, stems{}); err != nil || short || !reflect.DeepEqual(got, want) {
 			t.Errorf("JSON event %+v: got %+v, %v", want, got, err)
 		}
 		se := SetEvent{Time: want.Time, Identifier: want.Identifier, Change: want.Change, SHA256: want.SHA256, MD5: want.MD5, Length: want.Length, Datestamp: want.Datestamp}
@@ -145,7 +234,7 @@ func TestEventCodec(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]byte{nil, {9}, {eventV1}, encodeEvent(&evs[0])[:20]} {
-		if _, err := decodeEvent(bad, &Event{}); err == nil {
+		if _, err := decodeEvent(bad, &Event{}, stems{}); err == nil {
 			t.Errorf("decodeEvent(%x) accepted", bad)
 		}
 		if err := decodeSetEvent(bad, &SetEvent{}); err == nil && len(bad) < 20 {

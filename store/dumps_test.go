@@ -191,7 +191,7 @@ func TestAllSetEntriesAreEvents(t *testing.T) {
 	// and 4 pruned while their lists stayed.
 	err := db.bdb.Update(func(txn *badger.Txn) error {
 		for _, seq := range []uint64{1, 2, 3, 4} {
-			ev, err := getEvent(txn, "r", "p", seq)
+			ev, err := getEvent(db, txn, "r", "p", seq)
 			if err != nil {
 				return err
 			}
@@ -382,12 +382,12 @@ func TestPruneWhileReading(t *testing.T) {
 	}
 }
 
-func getEvent(txn *badger.Txn, repo, prefix string, seq uint64) (*Event, error) {
+func getEvent(db *DB, txn *badger.Txn, repo, prefix string, seq uint64) (*Event, error) {
 	it, err := txn.Get(seqKey('e', seq, repo, prefix))
 	if err != nil {
 		return nil, err
 	}
-	er := newEventReader(txn, repo, prefix)
+	er := db.newEventReader(txn, repo, prefix)
 	defer er.Close()
 	ev := &Event{}
 	return ev, er.read(it, seq, ev)

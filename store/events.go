@@ -14,14 +14,28 @@ import (
 // and seeks otherwise: a point lookup an event made a cold 50,000-entry
 // Change List take twice as long. Close it when done.
 type eventReader struct {
+	db           *DB
 	txn          *badger.Txn
 	repo, prefix string
 	rp, want     []byte
 	states       *badger.Iterator // opened at the first short event
+	stems        *stems           // read at the first short event
 }
 
-func newEventReader(txn *badger.Txn, repo, prefix string) *eventReader {
-	return &eventReader{txn: txn, repo: repo, prefix: prefix, rp: prefixKey('r', repo, prefix)}
+func (db *DB) newEventReader(txn *badger.Txn, repo, prefix string) *eventReader {
+	return &eventReader{db: db, txn: txn, repo: repo, prefix: prefix, rp: prefixKey('r', repo, prefix)}
+}
+
+// stemsOf returns the namespace's stems, read once.
+func (er *eventReader) stemsOf() (stems, error) {
+	if er.stems == nil {
+		st, err := er.db.stems(er.txn, er.repo, er.prefix)
+		if err != nil {
+			return stems{}, err
+		}
+		er.stems = &st
+	}
+	return *er.stems, nil
 }
 
 // Close closes the states' iterator.
@@ -36,7 +50,13 @@ func (er *eventReader) read(item *badger.Item, seq uint64, ev *Event) error {
 	*ev = Event{Seq: seq, Repo: er.repo, Prefix: er.prefix}
 	var short bool
 	err := item.Value(func(v []byte) (err error) {
-		short, err = decodeEvent(v, ev)
+		var st stems
+		if len(v) > 0 && v[0] == eventShortRel {
+			if st, err = er.stemsOf(); err != nil {
+				return err
+			}
+		}
+		short, err = decodeEvent(v, ev, st)
 		return err
 	})
 	if err != nil || !short {
@@ -68,8 +88,12 @@ func (er *eventReader) state(id string) (*Record, error) {
 	if !seekForward(er.states, er.rp, er.want) {
 		return nil, nil
 	}
+	st, err := er.stemsOf()
+	if err != nil {
+		return nil, err
+	}
 	r := &Record{Repo: er.repo, Prefix: er.prefix, Identifier: id}
-	if err := er.states.Item().Value(func(v []byte) error { return decodeRecord(v, r) }); err != nil {
+	if err := er.states.Item().Value(func(v []byte) error { return decodeRecord(v, r, st) }); err != nil {
 		return nil, wrapKey(err, er.repo, er.prefix, id)
 	}
 	return r, nil

@@ -20,6 +20,7 @@ import (
 //	L/repo·prefix·set         ID of the set's newest Change List
 //	n/repo·prefix             event counter: last seq, last event time, live count
 //	c/repo·prefix             harvest checkpoint
+//	P/repo·prefix             stems: the start of landing pages and identifiers, set once (stems.go)
 //	p/repo·prefix·id          "seen" marks of a reconciliation pass
 //	i/repo                    repository description (Identify facts, last harvest)
 //	s/repo·setSpec            set description (ListSets)

@@ -157,7 +157,7 @@ func (db *DB) pruneEvents(ctx context.Context, txn *badger.Txn, wb *badger.Write
 	// value is read when the loop reaches it.
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: p})
 	defer it.Close()
-	er := newEventReader(txn, repo, prefix)
+	er := db.newEventReader(txn, repo, prefix)
 	defer er.Close()
 	var ctr Counter
 	if _, err := getJSON(txn, key('n', repo, prefix), &ctr); err != nil {

@@ -202,7 +202,7 @@ func TestShortEvents(t *testing.T) {
 	err = db.bdb.Update(func(txn *badger.Txn) error {
 		r := state("e")
 		r.Seq++
-		return txn.Set(key('r', "r", "p", "e"), encodeRecord(r))
+		return txn.Set(key('r', "r", "p", "e"), encodeRecord(r, stems{}))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -221,21 +221,21 @@ func TestRecordFirstSeenIsModified(t *testing.T) {
 	size := map[time.Time]int{}
 	for _, first := range []time.Time{at, at.Add(-time.Hour), {}} {
 		r := Record{Identifier: "x", Modified: at, FirstSeen: first, Seq: 3, eventShort: true}
-		b := encodeRecord(&r)
+		b := encodeRecord(&r, stems{})
 		size[first] = len(b)
 		var got Record
 		got.Identifier = "x"
-		if err := decodeRecord(b, &got); err != nil || !got.FirstSeen.Equal(first) || !got.Modified.Equal(at) || !got.eventShort {
+		if err := decodeRecord(b, &got, stems{}); err != nil || !got.FirstSeen.Equal(first) || !got.Modified.Equal(at) || !got.eventShort {
 			t.Errorf("first seen %v: got %+v, %v", first, got, err)
 		}
 	}
 	// Version 3 states had the deleted flag alone: other bits mean nothing.
 	old := Record{Identifier: "x", Modified: at, FirstSeen: at.Add(-time.Hour), Seq: 3}
-	v3 := encodeRecord(&old)
+	v3 := encodeRecord(&old, stems{})
 	v3[0], v3[1] = recordV3, v3[1]|flagFirstIsMod|flagEventShort
 	var got Record
 	got.Identifier = "x"
-	if err := decodeRecord(v3, &got); err != nil || !reflect.DeepEqual(got, old) {
+	if err := decodeRecord(v3, &got, stems{}); err != nil || !reflect.DeepEqual(got, old) {
 		t.Errorf("version 3: got %+v, %v\nwant %+v", got, err, old)
 	}
 	if size[at] > size[at.Add(-time.Hour)]-9 { // 4 bytes of nanoseconds, 5 of seconds

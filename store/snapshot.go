@@ -43,8 +43,12 @@ func (s *Snap) Now() time.Time { return s.now }
 
 // Record returns a record's state, or nil.
 func (s *Snap) Record(repo, prefix, id string) (*Record, error) {
+	st, err := s.db.stems(s.txn, repo, prefix)
+	if err != nil {
+		return nil, err
+	}
 	r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
-	found, err := getRecord(s.txn, key('r', repo, prefix, id), r)
+	found, err := getRecord(s.txn, key('r', repo, prefix, id), r, st)
 	if err != nil || !found {
 		return nil, wrapKey(err, repo, prefix, id)
 	}
@@ -83,6 +87,10 @@ func setPrefix(repo, prefix, set string) []byte {
 // stepping over a few records, seeking past more. (Stores written before
 // kept a copy of the state in each membership; it is not read.)
 func (s *Snap) Resources(repo, prefix, set, start, end string, limit int, fn func(*Record) error) error {
+	st, err := s.db.stems(s.txn, repo, prefix)
+	if err != nil {
+		return err
+	}
 	p := setPrefix(repo, prefix, set)
 	o := badger.DefaultIteratorOptions
 	o.Prefix = p
@@ -120,7 +128,7 @@ func (s *Snap) Resources(repo, prefix, set, start, end string, limit int, fn fun
 			item = states.Item()
 		}
 		r := &Record{Repo: repo, Prefix: prefix, Identifier: string(id)}
-		if err := item.Value(func(v []byte) error { return decodeRecord(v, r) }); err != nil {
+		if err := item.Value(func(v []byte) error { return decodeRecord(v, r, st) }); err != nil {
 			return fmt.Errorf("store: resource %s/%s/%q: %w", repo, prefix, r.Identifier, err)
 		}
 		if r.Deleted {
@@ -295,7 +303,7 @@ func (s *Snap) setEntries(repo, prefix, set string, first, last uint64, fn func(
 	it := s.txn.NewIterator(o)
 	defer it.Close()
 	var events *badger.Iterator // opened at the first key-only entry
-	er := newEventReader(s.txn, repo, prefix)
+	er := s.db.newEventReader(s.txn, repo, prefix)
 	defer func() {
 		if events != nil {
 			events.Close()
@@ -367,7 +375,7 @@ func (s *Snap) allEvents(repo, prefix string, first, last uint64, fn func(*SetEv
 	o.PrefetchSize = 256
 	it := s.txn.NewIterator(o)
 	defer it.Close()
-	er := newEventReader(s.txn, repo, prefix)
+	er := s.db.newEventReader(s.txn, repo, prefix)
 	defer er.Close()
 	from, n := first, 0 // from: the first sequence number not yet given
 	for it.Seek(seqKey('e', first, repo, prefix)); it.ValidForPrefix(p); it.Next() {
@@ -543,7 +551,7 @@ func (s *Snap) Events(repo, prefix string, after uint64, fn func(*Event) error) 
 	o.Prefix = p
 	it := s.txn.NewIterator(o)
 	defer it.Close()
-	er := newEventReader(s.txn, repo, prefix)
+	er := s.db.newEventReader(s.txn, repo, prefix)
 	defer er.Close()
 	n := 0
 	for it.Seek(seqKey('e', after+1, repo, prefix)); it.ValidForPrefix(p); it.Next() {
@@ -566,6 +574,10 @@ func (s *Snap) Events(repo, prefix string, after uint64, fn func(*Event) error) 
 // Unseen calls fn for every live record of (repo, prefix) that the current
 // reconciliation pass did not mark as seen, in identifier order.
 func (s *Snap) Unseen(repo, prefix string, fn func(*Record) error) error {
+	st, err := s.db.stems(s.txn, repo, prefix)
+	if err != nil {
+		return err
+	}
 	p := prefixKey('r', repo, prefix)
 	n := 0
 	return scan(s.txn, p, true, func(k, v []byte) error {
@@ -576,7 +588,7 @@ func (s *Snap) Unseen(repo, prefix string, fn func(*Record) error) error {
 		}
 		id := string(k[len(p):])
 		r := &Record{Repo: repo, Prefix: prefix, Identifier: id}
-		if err := decodeRecord(v, r); err != nil {
+		if err := decodeRecord(v, r, st); err != nil {
 			return fmt.Errorf("store: record %q: %w", id, err)
 		}
 		if r.Deleted {

@@ -103,6 +103,7 @@ type DB struct {
 	written        atomic.Bool // something was committed since the last periodic sync
 	setsGen        atomic.Uint64
 	horizon        horizon // what readers can rely on (horizon.go)
+	stemCache      stemCache
 	mapped         mapped
 }
 

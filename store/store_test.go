@@ -597,7 +597,7 @@ func TestSetResources(t *testing.T) {
 	check(1)
 	// A membership as an earlier version wrote it, with a stale state copy.
 	if err := db.bdb.Update(func(txn *badger.Txn) error {
-		return txn.Set(key('m', "r", "p", "dense", id(1)), encodeRecord(&Record{Length: 7}))
+		return txn.Set(key('m', "r", "p", "dense", id(1)), encodeRecord(&Record{Length: 7}, stems{}))
 	}); err != nil {
 		t.Fatal(err)
 	}
