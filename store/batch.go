@@ -39,11 +39,11 @@ type Batch struct {
 	dirty    map[string]bool
 	released bool // the read lock on db.mu taken by NewBatch was given back
 
-	// stems are the namespace's (stems.go) as stored; tried says which
-	// ones this batch already tried to learn, so records with none to give
-	// do not each write a transaction.
+	// stems are the namespace's (stems.go) as stored; seen holds the
+	// landing page and identifier of the last record this batch saw while
+	// a stem was still missing.
 	stems stems
-	tried struct{ landing, id bool }
+	seen  struct{ landing, id string }
 
 	// got is the state Get last read from the transaction. A record's
 	// state is asked for three times before it is written (by the caller,
@@ -300,18 +300,20 @@ func (b *Batch) put(rec *Record, metadata []byte, short bool) error {
 	return nil
 }
 
-// learn stores the namespace's landing stem from landing, and its
-// identifier stem from id, when the store has none yet (stems.go), at most
-// once a batch each.
+// learn stores the namespace's landing stem, and its identifier stem,
+// when the store has none yet (stems.go): from two records that share it,
+// landing and id against the last ones the batch saw, so one record unlike
+// the rest (the first a repository lists may be a landing page elsewhere)
+// does not choose it. Only a stem found writes a transaction.
 func (b *Batch) learn(landing, id string) error {
 	var l, i string
-	if landing != "" && b.stems.Landing == "" && !b.tried.landing {
-		b.tried.landing = true
-		l = landingStem(landing)
+	if landing != "" && b.stems.Landing == "" {
+		l = landingStem(commonPrefix(b.seen.landing, landing))
+		b.seen.landing = landing
 	}
-	if id != "" && b.stems.ID == "" && !b.tried.id {
-		b.tried.id = true
-		i = idStem(id)
+	if id != "" && b.stems.ID == "" {
+		i = idStem(commonPrefix(b.seen.id, id))
+		b.seen.id = id
 	}
 	if l == "" && i == "" {
 		return nil

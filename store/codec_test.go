@@ -91,6 +91,11 @@ func TestStemsOf(t *testing.T) {
 			t.Errorf("idStem(%q) = %q, want %q", c.in, got, c.id)
 		}
 	}
+	for _, c := range [][3]string{{"", "x", ""}, {"abc", "abd", "ab"}, {"ab", "abc", "ab"}, {"論文", "論理", "論"}, {"same", "same", "same"}} {
+		if got := commonPrefix(c[0], c[1]); got != c[2] {
+			t.Errorf("commonPrefix(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
 }
 
 // TestRecordCodecNamespace: a well-known namespace takes one byte, and states

@@ -19,11 +19,12 @@ import (
 // repositories, 11 % fewer bytes written a record read and a lower cost a
 // record at the end of a first harvest (docs/benchmarks.md).
 //
-// Each stem is learnt from the first record that has one to give, stored at
-// P/repo·prefix in a transaction of its own before any state or event that
-// uses it, and never changed after: every state and event written relative
-// to it is read with it. A record that does not begin with the stem is
-// stored whole, so a poor first choice costs bytes, never correctness.
+// Each stem is learnt from the first two records of a batch that share it
+// (Batch.learn), stored at P/repo·prefix in a transaction of its own before
+// any state or event that uses it, and never changed after: every state and
+// event written relative to it is read with it. A record that does not
+// begin with the stem is stored whole, so a poor choice costs bytes, never
+// correctness.
 type stems struct {
 	Landing string `json:"landing,omitempty"`
 	ID      string `json:"id,omitempty"`
@@ -56,6 +57,18 @@ func idStem(id string) string {
 		return id[:i+1]
 	}
 	return ""
+}
+
+// commonPrefix is the longest start a and b share, whole UTF-8 characters
+// or not: a stem is cut from it at an ASCII '/' or ':'.
+func commonPrefix(a, b string) string {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return a[:i]
+		}
+	}
+	return a[:n]
 }
 
 // stemCache holds the stems of every (repository, format) whose two stems

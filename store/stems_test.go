@@ -84,14 +84,17 @@ func TestStems(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The first record has no landing page: the identifier stem is learnt
-	// first, the landing stem from the second record.
-	first := []rec{{stem + "1", ""}, {stem + "2", landStem + "2"}, {"oai:elsewhere.example:3", "https://other.example/3"}, {stem + "4", landStem}}
+	// A stem comes from two records in a row that share it. The first
+	// record has no landing page: the identifier stem is learnt with the
+	// second; the landing pages of the second and third, then of the third
+	// and fourth, share nothing but the scheme, so the landing stem is learnt
+	// with the fifth, whose landing page is the stem itself.
+	first := []rec{{stem + "1", ""}, {stem + "2", landStem + "2"}, {"oai:elsewhere.example:3", "https://other.example/3"}, {stem + "4", landStem + "4"}, {stem + "10", landStem}}
 	harvest("r", first, false)
-	harvest("old", []rec{{stem + "5", landStem + "5"}}, false)
+	harvest("old", []rec{{stem + "5", landStem + "5"}, {stem + "5b", landStem + "5b"}}, false)
 	// A batch that learns stems and is discarded leaves them stored: the
-	// next batch, whose first record would suggest others, keeps them.
-	harvest("d", []rec{{stem + "6", landStem + "6"}}, true)
+	// next batch, whose records would suggest others, keeps them.
+	harvest("d", []rec{{stem + "6", landStem + "6"}, {stem + "6b", landStem + "6b"}}, true)
 	harvest("d", []rec{{"oai:x.example:7", "https://x.example/a/7"}, {stem + "8", landStem + "8"}}, false)
 	// A later batch: an update and a new record.
 	harvest("r", []rec{{stem + "2", landStem + "2b"}, {stem + "9", landStem + "9"}}, false)
@@ -135,11 +138,13 @@ func TestStems(t *testing.T) {
 		return states, events
 	}
 	for _, c := range []struct{ repo, states, events string }{
-		// States by identifier: oai:elsewhere (whole), 1 (no landing),
-		// 2, 4 (the stem alone), 9. Events by sequence: 1-4 short, 3's
-		// whole; 2's written in full when it was updated, then the update.
-		{"r", "wwrrr", "rfwrfr"},
-		{"old", "wr", "wr"},
+		// States by identifier: oai:elsewhere, 1 (no landing), 10 (the
+		// stem alone), 2 (updated after the landing stem was learnt), 4
+		// (before), 9. Events by sequence: 1 before the identifier stem,
+		// 2 written in full when its record was updated, 3 elsewhere, 4,
+		// 10, the update, 9.
+		{"r", "wwrrwr", "wfwrrfr"},
+		{"old", "wwr", "wwr"},
 		{"d", "rw", "wr"},
 	} {
 		if states, events := forms(c.repo); states != c.states || events != c.events {
@@ -183,19 +188,23 @@ func TestStems(t *testing.T) {
 	wantLines := []string{
 		"r all oai:elsewhere.example:3 https://other.example/3",
 		"r all oai:repo.example.ac.jp:1 ",
+		"r all oai:repo.example.ac.jp:10 https://repo.example.ac.jp/records/",
 		"r all oai:repo.example.ac.jp:2 https://repo.example.ac.jp/records/2b",
-		"r all oai:repo.example.ac.jp:4 https://repo.example.ac.jp/records/",
+		"r all oai:repo.example.ac.jp:4 https://repo.example.ac.jp/records/4",
 		"r all oai:repo.example.ac.jp:9 https://repo.example.ac.jp/records/9",
 		"r event 1 created oai:repo.example.ac.jp:1",
 		"r event 2 created oai:repo.example.ac.jp:2",
 		"r event 3 created oai:elsewhere.example:3",
 		"r event 4 created oai:repo.example.ac.jp:4",
-		"r event 5 updated oai:repo.example.ac.jp:2",
-		"r event 6 created oai:repo.example.ac.jp:9",
+		"r event 5 created oai:repo.example.ac.jp:10",
+		"r event 6 updated oai:repo.example.ac.jp:2",
+		"r event 7 created oai:repo.example.ac.jp:9",
 		"old all oai:repo.example.ac.jp:0 https://repo.example.ac.jp/records/0",
 		"old all oai:repo.example.ac.jp:5 https://repo.example.ac.jp/records/5",
+		"old all oai:repo.example.ac.jp:5b https://repo.example.ac.jp/records/5b",
 		"old event 1 created oai:repo.example.ac.jp:0",
 		"old event 2 created oai:repo.example.ac.jp:5",
+		"old event 3 created oai:repo.example.ac.jp:5b",
 		"d all oai:repo.example.ac.jp:8 https://repo.example.ac.jp/records/8",
 		"d all oai:x.example:7 https://x.example/a/7",
 		"d event 1 created oai:x.example:7",
