@@ -249,12 +249,14 @@ func decodeRecord(b []byte, r *Record, st stems) error {
 	} else {
 		r.Namespace = d.str()
 	}
-	r.Landing = d.str()
 	if flags&flagLandingRel != 0 {
 		if st.Landing == "" {
 			return fmt.Errorf("%w: landing page relative to a stem the store does not hold", errCorrupt)
 		}
-		r.Landing = st.Landing + r.Landing
+		// One allocation: the conversion inside the concatenation is not one.
+		r.Landing = st.Landing + string(d.bytes(int(d.uvarint())))
+	} else {
+		r.Landing = d.str()
 	}
 	r.Length = d.varint()
 	r.MD5 = d.hex(16)
