@@ -229,7 +229,7 @@ func (b *Batch) Get(id string) (*Record, error) {
 			if b.staged[i].del {
 				return nil, nil
 			}
-			return r, decodeRecord(b.staged[i].v, r, b.stems)
+			return r, wrapKey(decodeRecord(b.staged[i].v, r, b.stems), b.repo, b.prefix, id)
 		}
 	}
 	if b.got.valid && b.got.id == id {
